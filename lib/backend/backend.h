@@ -1,0 +1,63 @@
+/*
+ * The backend vtable. A backend translates the resolved policy into a real
+ * sandbox; it never re-decides policy.
+ *
+ * Calling convention:
+ *  - launch runs on the *caller's* thread before the session is visible to
+ *    the loop: it may block (bounded) until the sandbox is ready, must not
+ *    touch libevent, and on failure leaves nothing running or on disk.
+ *  - every other op runs on the loop thread.
+ */
+#ifndef CCSB_BACKEND_BACKEND_H
+#define CCSB_BACKEND_BACKEND_H
+
+#include <stddef.h>
+
+struct ccsb_session;
+struct exec;
+struct ccsb_exec_req;
+typedef struct json_t json_t;
+
+struct backend_ops {
+    const char *name; /* "none", "bubblewrap", "seatbelt" */
+
+    int (*launch)(struct ccsb_session *s, char *err, size_t errlen);
+    /* Register fds/timers on the loop (after launch succeeded). */
+    int (*attach)(struct ccsb_session *s);
+    /*
+     * Start the command. The core has created the host stdio (x->in_fd,
+     * x->out_fd, x->err_fd host ends) and passes the sandbox ends here.
+     * On success x->pid is set and the backend will later call
+     * exec_exited(x, ...).
+     */
+    int (*exec)(struct ccsb_session *s, struct exec *x, const struct ccsb_exec_req *req,
+                int child_in, int child_out, int child_err, char *err, size_t errlen);
+    /* Signal the exec's whole process group. */
+    int (*kill_exec)(struct ccsb_session *s, struct exec *x, int sig);
+    int (*resize_pty)(struct ccsb_session *s, struct exec *x, unsigned rows, unsigned cols);
+    int (*suspend)(struct ccsb_session *s);
+    int (*resume)(struct ccsb_session *s);
+    /* Kill every process, reap, release. Synchronous and bounded. Safe to
+     * call twice. */
+    void (*stop)(struct ccsb_session *s);
+    /* Free s->bdata (after stop). */
+    void (*destroy)(struct ccsb_session *s);
+    /* Add backend-specific fields to the details object. */
+    void (*details)(struct ccsb_session *s, json_t *obj);
+};
+
+extern const struct backend_ops backend_none_ops;
+#ifdef __linux__
+extern const struct backend_ops backend_bwrap_ops;
+#endif
+
+/*
+ * The host environment with the policy applied: inherited variables minus
+ * the strip list, then the spec's variables, then the exec's. NULL-terminated
+ * "NAME=VALUE" vector in *out (free with strv_clear). Shared by backends.
+ */
+struct strv;
+int backend_build_env(const struct ccsb_session *s, const struct ccsb_exec_req *req,
+                      char *const *inherited, struct strv *out);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * The context: event loop ownership, the loop-thread trampoline, the event
+ * queue and its wakeup fd, the error message.
+ *
+ * Threading rule: all session state and every libevent object are touched
+ * only on the loop thread (the library thread, or the caller's thread that
+ * runs its own base). Public calls from other threads go through ctx_call,
+ * which runs a function on the loop thread and waits for it. The event
+ * queue alone is shared, under its own mutex.
+ */
+#ifndef CCSB_CORE_CTX_H
+#define CCSB_CORE_CTX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct ccsb_ctx;
+struct ccsb_event;
+struct ccsb_session;
+
+struct event_base *ctx_base(struct ccsb_ctx *ctx);
+/* 1 on the thread that drives the context's loop. */
+int ctx_on_loop_thread(const struct ccsb_ctx *ctx);
+/* Runs fn(arg) on the loop thread and returns its result; runs it inline
+ * when already there. Returns CCSB_E_STATE when the loop is gone. */
+int ctx_call(struct ccsb_ctx *ctx, int (*fn)(void *arg), void *arg);
+
+/* Sets the context's error text; returns code. Any thread. */
+int ctx_err(struct ccsb_ctx *ctx, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Hands an event to the callback, or queues it and rings the doorbell.
+ * Takes ownership. Loop thread only. */
+void ctx_emit(struct ccsb_ctx *ctx, struct ccsb_event *ev);
+
+/* The session list (loop thread only). */
+void ctx_add_session(struct ccsb_ctx *ctx, struct ccsb_session *s);
+void ctx_remove_session(struct ccsb_ctx *ctx, struct ccsb_session *s);
+
+/* The cached probe (computed on first use). */
+const struct ccsb_probe_result *ctx_probe(struct ccsb_ctx *ctx);
+
+#endif
