@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "ccsandbox/ccsandbox.h"
 #include "core/ctx.h"
 #include "core/exec.h"

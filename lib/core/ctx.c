@@ -22,6 +22,7 @@
 #include <event2/event.h>
 
 #include "ccsandbox/ccsandbox.h"
+#include "ccsandbox/ccsandbox-libevent.h"
 #include "core/ctx_internal.h"
 #include "core/event.h"
 #include "core/probe.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-struct ccsb_event *event_new(int type, const char *session_id, uint64_t exec_id)
+struct ccsb_event *evt_new(int type, const char *session_id, uint64_t exec_id)
 {
     struct ccsb_event *ev = calloc(1, sizeof *ev);
     if (!ev)
@@ -28,7 +28,7 @@ struct ccsb_event *event_new(int type, const char *session_id, uint64_t exec_id)
     return ev;
 }
 
-int event_set_message(struct ccsb_event *ev, const char *fmt, ...)
+int evt_set_message(struct ccsb_event *ev, const char *fmt, ...)
 {
     char *m = NULL;
     va_list ap;

@@ -43,7 +43,7 @@ static void close_fd(int *fd)
 
 static void emit_output(struct exec *x, int type, const unsigned char *buf, size_t n)
 {
-    struct ccsb_event *ev = event_new(type, x->s->id, x->id);
+    struct ccsb_event *ev = evt_new(type, x->s->id, x->id);
     if (!ev)
         return;
     ev->data = malloc(n);
@@ -131,21 +131,21 @@ void exec_exited(struct exec *x, int code, int sig)
     }
     close_fd(&x->in_fd);
     if (x->kill_reason) {
-        struct ccsb_event *k = event_new(CCSB_EVENT_KILLED, s->id, x->id);
+        struct ccsb_event *k = evt_new(CCSB_EVENT_KILLED, s->id, x->id);
         if (k) {
             k->kill_reason = x->kill_reason;
-            event_set_message(k, "%s", ccsb_kill_reason_name(x->kill_reason));
+            evt_set_message(k, "%s", ccsb_kill_reason_name(x->kill_reason));
             ctx_emit(s->ctx, k);
         }
     }
-    struct ccsb_event *ev = event_new(CCSB_EVENT_EXIT, s->id, x->id);
+    struct ccsb_event *ev = evt_new(CCSB_EVENT_EXIT, s->id, x->id);
     if (ev) {
         ev->exit_code = sig ? -1 : code;
         ev->signal = sig;
         if (sig)
-            event_set_message(ev, "killed by signal %d", sig);
+            evt_set_message(ev, "killed by signal %d", sig);
         else
-            event_set_message(ev, "exited with status %d", code);
+            evt_set_message(ev, "exited with status %d", code);
         ctx_emit(s->ctx, ev);
     }
     if (s->state == CCSB_STATE_ACTIVE && session_running_execs(s) == 0)

@@ -40,10 +40,10 @@
 
 static void emit_simple(struct ccsb_session *s, int type, const char *msg)
 {
-    struct ccsb_event *ev = event_new(type, s->id, 0);
+    struct ccsb_event *ev = evt_new(type, s->id, 0);
     if (!ev)
         return;
-    if (msg && event_set_message(ev, "%s", msg) < 0) {
+    if (msg && evt_set_message(ev, "%s", msg) < 0) {
         ccsb_event_free(ev);
         return;
     }
@@ -55,11 +55,11 @@ void session_set_state(struct ccsb_session *s, int state, const char *why)
     if (s->state == state)
         return;
     s->state = state;
-    struct ccsb_event *ev = event_new(CCSB_EVENT_STATE, s->id, 0);
+    struct ccsb_event *ev = evt_new(CCSB_EVENT_STATE, s->id, 0);
     if (!ev)
         return;
     ev->state = state;
-    if (event_set_message(ev, "%s", why ? why : ccsb_state_name(state)) < 0) {
+    if (evt_set_message(ev, "%s", why ? why : ccsb_state_name(state)) < 0) {
         ccsb_event_free(ev);
         return;
     }
@@ -83,7 +83,7 @@ void session_fail(struct ccsb_session *s, const char *fmt, ...)
 void session_violation(struct ccsb_session *s, uint64_t exec_id, const char *action,
                        const char *target, const char *raw)
 {
-    struct ccsb_event *ev = event_new(CCSB_EVENT_VIOLATION, s->id, exec_id);
+    struct ccsb_event *ev = evt_new(CCSB_EVENT_VIOLATION, s->id, exec_id);
     if (!ev)
         return;
     ev->action = strdup(action ? action : "");
@@ -199,10 +199,10 @@ static void on_session_timeout(evutil_socket_t fd, short what, void *arg)
     for (struct exec *x = s->execs; x; x = x->next)
         if (x->running && !x->kill_reason)
             x->kill_reason = CCSB_KILL_TIMEOUT;
-    struct ccsb_event *ev = event_new(CCSB_EVENT_KILLED, s->id, 0);
+    struct ccsb_event *ev = evt_new(CCSB_EVENT_KILLED, s->id, 0);
     if (ev) {
         ev->kill_reason = CCSB_KILL_TIMEOUT;
-        event_set_message(ev, "the session's wall-clock limit ran out");
+        evt_set_message(ev, "the session's wall-clock limit ran out");
         ctx_emit(s->ctx, ev);
     }
     session_stop_on_loop(s);
@@ -232,9 +232,9 @@ static int attach_on_loop(void *arg)
     }
     s->attached = 1;
     ctx_add_session(s->ctx, s);
-    struct ccsb_event *ev = event_new(CCSB_EVENT_STARTING, s->id, 0);
+    struct ccsb_event *ev = evt_new(CCSB_EVENT_STARTING, s->id, 0);
     if (ev) {
-        event_set_message(ev, "%s%s%s", s->ops->name, a->note ? ": " : "",
+        evt_set_message(ev, "%s%s%s", s->ops->name, a->note ? ": " : "",
                           a->note ? a->note : "");
         ctx_emit(s->ctx, ev);
     }

@@ -1,6 +1,7 @@
 /* Options shared by `ccsb run`, `ccsb shell` and `ccsb explain`. */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,11 +65,15 @@ char *cli_read_file(const char *path, size_t *len)
     return buf;
 }
 
-static int fail(const char *fmt, const char *a, const char *b)
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fputs("ccsb: ", stderr);
-    fprintf(stderr, fmt, a, b);
+    vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
+    va_end(ap);
     return CLI_EXIT_CANNOT_START;
 }
 
@@ -104,7 +109,7 @@ static int add_bind(ccsb_spec *spec, const char *arg)
 {
     char *copy = strdup(arg);
     if (!copy)
-        return fail("%s%s", "out of memory", "");
+        return fail("%s", "out of memory");
     int ro = 0;
     char *last = strrchr(copy, ':');
     if (last && (strcmp(last, ":ro") == 0 || strcmp(last, ":rw") == 0)) {
@@ -193,11 +198,11 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
             return r;
     } else {
         if (ccsb_spec_new(&o->spec) < 0)
-            return fail("%s%s", "out of memory", "");
+            return fail("%s", "out of memory");
         /* No spec: the current directory, read-write, is the workdir. */
         char *cwd = absolute(".");
         if (!cwd)
-            return fail("cannot read the current directory: %s%s", strerror(errno), "");
+            return fail("cannot read the current directory: %s", strerror(errno));
         size_t n = strlen(cwd);
         if (n > 2 && strcmp(cwd + n - 2, "/.") == 0)
             cwd[n - 2] = 0;
@@ -206,7 +211,7 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
             r = ccsb_spec_set_guest_workdir(o->spec, cwd);
         free(cwd);
         if (r < 0)
-            return fail("cannot bind the current directory: %s%s", ccsb_strerror(r), "");
+            return fail("cannot bind the current directory: %s", ccsb_strerror(r));
         /* The CLI never falls back to running unsandboxed on its own. */
         ccsb_spec_set_backend(o->spec, CCSB_BACKEND_NATIVE);
     }
@@ -225,9 +230,9 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
             continue;
         }
         if (!takes_value(a))
-            return fail("unknown option %s%s", a, "");
+            return fail("unknown option %s", a);
         if (i + 1 >= argc)
-            return fail("%s needs a value%s", a, "");
+            return fail("%s needs a value", a);
         const char *v = argv[++i];
         int b, m;
         r = 0;
@@ -235,11 +240,11 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
             continue;
         } else if (strcmp(a, "--backend") == 0) {
             if (parse_backend(v, &b) < 0)
-                return fail("--backend %s: unknown backend (native, none, microvm, auto)", v, "");
+                return fail("--backend %s: unknown backend (native, none, microvm, auto)", v);
             r = ccsb_spec_set_backend(o->spec, b);
         } else if (strcmp(a, "--mode") == 0) {
             if (parse_mode(v, &m) < 0)
-                return fail("--mode %s: unknown mode (chat, review, plan, orchestrate)", v, "");
+                return fail("--mode %s: unknown mode (chat, review, plan, orchestrate)", v);
             r = ccsb_spec_set_mode(o->spec, m);
         } else if (strcmp(a, "--bind") == 0) {
             if ((r = add_bind(o->spec, v)) != 0)
@@ -269,22 +274,22 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
             errno = 0;
             double secs = strtod(v, &end);
             if (errno || end == v || *end || !(secs > 0) || secs > 1e9)
-                return fail("--timeout %s: not a positive number of seconds%s", v, "");
+                return fail("--timeout %s: not a positive number of seconds", v);
             o->timeout_ms = (uint64_t)(secs * 1000.0 + 0.5);
         } else if (strcmp(a, "--env") == 0) {
             const char *eq = strchr(v, '=');
             if (!eq || eq == v)
-                return fail("--env %s: expected NAME=VALUE%s", v, "");
+                return fail("--env %s: expected NAME=VALUE", v);
             char *copy = strdup(v);
             if (!copy || push(&o->env, &o->n_env, copy) < 0) {
                 free(copy);
-                return fail("%s%s", "out of memory", "");
+                return fail("%s", "out of memory");
             }
         } else if (strcmp(a, "--events") == 0) {
             o->events_path = v;
         } else if (strcmp(a, "--platform") == 0) {
             if (strcmp(v, "linux") != 0 && strcmp(v, "macos") != 0)
-                return fail("--platform %s: expected linux or macos%s", v, "");
+                return fail("--platform %s: expected linux or macos", v);
             o->platform = v;
         }
         if (r < 0)
@@ -294,7 +299,7 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
         char *copy = strdup(argv[i]);
         if (!copy || push(&o->cmd, &o->n_cmd, copy) < 0) {
             free(copy);
-            return fail("%s%s", "out of memory", "");
+            return fail("%s", "out of memory");
         }
     }
     return 0;
