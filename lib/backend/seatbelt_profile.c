@@ -186,6 +186,21 @@ static void add_spelling(struct gen *g, struct spellings *s, const char *path, i
     s->v[s->n++] = (struct spelling){norm, lit, glob};
 }
 
+/* Adds a resolved spelling of a glob whose pattern part is pattern: the
+ * part before it is a name on disk, literal even if it holds '*' or '?'. */
+static void add_glob_spelling(struct gen *g, struct spellings *s, const char *spelled,
+                              const char *pattern, const char *what)
+{
+    size_t before = s->n;
+    add_spelling(g, s, spelled, 1, what);
+    if (s->n == before)
+        return;
+    struct spelling *sp = &s->v[s->n - 1];
+    size_t len = strlen(sp->path), pl = strlen(pattern);
+    if (pl <= len && strcmp(sp->path + len - pl, pattern) == 0)
+        sp->lit = len - pl;
+}
+
 /* Every spelling of a path the policy wrote: as written, the policy's
  * resolved form, and our own deep resolution of the written form (which
  * adds something only when the policy could not resolve the path, e.g.
@@ -200,12 +215,13 @@ static void collect(struct gen *g, struct spellings *s, const char *path, const 
     add_spelling(g, s, path, glob, what);
     if (g->b.err || s->n == before)
         return;
-    const struct spelling *w = &s->v[s->n - 1];
+    /* add_spelling may move the array, never the strings */
+    const char *written = s->v[s->n - 1].path;
     if (!glob) {
         if (resolved)
             add_spelling(g, s, resolved, 0, what);
         int nomem;
-        char *r = deep_resolve(g, w->path, &nomem);
+        char *r = deep_resolve(g, written, &nomem);
         if (nomem)
             g->b.err = CCSB_E_NOMEM;
         if (r)
@@ -213,9 +229,12 @@ static void collect(struct gen *g, struct spellings *s, const char *path, const 
         free(r);
         return;
     }
-    /* A glob: resolve only its fixed directory prefix; the pattern part is
-     * left as written. */
-    if (w->lit == 0)
+    /* A glob: only its fixed directory prefix is resolved; the pattern
+     * part is left as written. The policy may have done it already. */
+    if (resolved)
+        add_glob_spelling(g, s, resolved, written + s->v[before].lit, what);
+    const struct spelling *w = &s->v[before];
+    if (g->b.err || w->lit == 0)
         return;
     char *dir = strndup(w->path, w->lit);
     if (!dir) {
@@ -248,11 +267,7 @@ static void collect(struct gen *g, struct spellings *s, const char *path, const 
     memcpy(joined, rn, rl);
     strcpy(joined + rl, pattern);
     free(rn);
-    before = s->n;
-    add_spelling(g, s, joined, 1, what);
-    /* The resolved prefix is a name on disk even if it holds '*' or '?'. */
-    if (s->n > before)
-        s->v[s->n - 1].lit = rl;
+    add_glob_spelling(g, s, joined, pattern, what);
     free(joined);
 }
 
