@@ -108,6 +108,28 @@ static const char *action_name(const char *op, size_t n)
     return NULL;
 }
 
+/* N of the kernel's "<N> duplicate report[s] for " summary right before
+ * "Sandbox: " at sb; 1 when there is none. */
+static unsigned duplicate_count(const char *text, const char *sb)
+{
+    static const char *const forms[] = {" duplicate reports for ", " duplicate report for "};
+    for (size_t f = 0; f < 2; f++) {
+        size_t fl = strlen(forms[f]);
+        if ((size_t)(sb - text) < fl + 1 || memcmp(sb - fl, forms[f], fl) != 0)
+            continue;
+        const char *end = sb - fl, *d = end;
+        while (d > text && isdigit((unsigned char)d[-1]))
+            d--;
+        if (d == end || end - d > 9)
+            return 1;
+        unsigned count = 0;
+        for (; d < end; d++)
+            count = count * 10 + (unsigned)(*d - '0');
+        return count ? count : 1;
+    }
+    return 1;
+}
+
 /*
  * Parses "[<N> duplicate report[s] for ]Sandbox: <proc>(<pid>) deny(<n>)
  * <op>[ <target>]" (text of n bytes, no tag line). Returns 1 on success, 0
@@ -128,15 +150,7 @@ static int parse_denial(const char *text, size_t n, struct seatbelt_violation *v
     }
     if (!sb)
         return 0;
-    /* "N duplicate reports for" immediately before: the kernel's summary. */
-    const char *d = text;
-    while (d < sb && isspace((unsigned char)*d))
-        d++;
-    if (d < sb && isdigit((unsigned char)*d)) {
-        unsigned long count = strtoul(d, NULL, 10);
-        if (count > 0 && count < 1000000000UL)
-            v->count = (unsigned)count;
-    }
+    v->count = duplicate_count(text, sb);
     const char *body = sb + 9;
     /* The process name may hold spaces and parentheses: the pid is the last
      * "(digits)" before " deny(". */
