@@ -231,7 +231,10 @@ static int none_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_e
         } else if (setpgid(0, 0) < 0) {
             child_fail("setpgid", "", 126);
         }
-        if (dup2(cin, 0) < 0 || dup2(cout, 1) < 0 || dup2(cerr, 2) < 0)
+        /* Lift the ends above 2 first: a host that closed its own stdio
+         * may have been handed fds 0-2 for them. */
+        int in = fcntl(cin, F_DUPFD, 3), o = fcntl(cout, F_DUPFD, 3), e = fcntl(cerr, F_DUPFD, 3);
+        if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
             _exit(126);
         syscall(SYS_close_range, 3U, ~0U, 0U);
         if (chdir(cwd) < 0)
