@@ -538,6 +538,21 @@ static void section_writes(struct gen *g, const struct spellings *roots,
         }
     }
     rule_end(g, "deny", "file-write-unlink file-write-create");
+
+    comment(g, "No hard link or clone of a denied path: the second name would not be\n"
+               "; denied.");
+    for (int k = 0; k < 2; k++) {
+        if (!sets[k])
+            continue;
+        for (size_t i = 0; i < sets[k]->n; i++)
+            filter_path(g, &sets[k]->v[i], "subpath", 1, "denied path");
+    }
+    if (!terminal) {
+        const struct strv *globs = &g->p->deny_write_globs;
+        for (size_t i = 0; i < globs->n && !g->b.err; i++)
+            filter_final_glob(g, globs->v[i], i);
+    }
+    rule_end(g, "deny", "file-link file-clone");
 }
 
 static void section_exec(struct gen *g, const struct spellings *roots,

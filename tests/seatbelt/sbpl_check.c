@@ -13,6 +13,7 @@
 
 static const char *const known_ops[] = {
     "default", "file-read*", "file-write*", "file-write-unlink", "file-write-create",
+    "file-link", "file-clone",
     "process-exec", "network*", "network-outbound", "signal", "mach-priv-task-port",
     "lsopen", "appleevent-send", "user-preference-write", NULL,
 };

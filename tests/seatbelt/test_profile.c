@@ -192,6 +192,22 @@ START_TEST(no_rename_of_ancestors)
 }
 END_TEST
 
+START_TEST(no_second_name_for_denied)
+{
+    /* ln ~/.ssh/id_rsa proj/x; cat proj/x -- or ln .git/config x; echo >> x */
+    struct world w;
+    world_chat(&w);
+    gen(&w);
+    ck_assert(!may(&w, "file-link", HOME "/.ssh/id_ed25519"));
+    ck_assert(!may(&w, "file-clone", HOME "/.aws/credentials"));
+    ck_assert(!may(&w, "file-link", PROJ "/.git/config"));
+    ck_assert(!may(&w, "file-link", PROJ "/.env"));
+    ck_assert(may(&w, "file-link", PROJ "/src/a.c"));
+    ck_assert(may(&w, "file-clone", PROJ "/src/a.c"));
+    world_free(&w);
+}
+END_TEST
+
 START_TEST(deny_write_globs_final_component)
 {
     struct world w;
@@ -828,6 +844,7 @@ static Suite *suite(void)
     tcase_add_test(t, writes_only_in_roots);
     tcase_add_test(t, protected_inside_writable_root);
     tcase_add_test(t, no_rename_of_ancestors);
+    tcase_add_test(t, no_second_name_for_denied);
     tcase_add_test(t, deny_write_globs_final_component);
     tcase_add_test(t, exec_rules);
     tcase_add_test(t, grant_cannot_reopen_dangerous);
