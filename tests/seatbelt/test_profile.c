@@ -88,7 +88,7 @@ static void gen(struct world *w)
     char *tag = seatbelt_message_tag(w->o.session_id, w->o.exec_tag);
     rc = sbpl_parse(w->text, tag, &w->prof, err, sizeof(err));
     free(tag);
-    ck_assert_msg(rc == 0, "checker: %s\n%s", err, w->text);
+    ck_assert_msg(rc == 0, "checker: %s\n%.1500s", err, w->text);
 }
 
 static int may(struct world *w, const char *op, const char *path)
