@@ -3,14 +3,14 @@
 #include <string.h>
 
 #include "ccsandbox/ccsandbox.h"
+#include "backend/seatbelt_explain.h"
 #include "policy/policy.h"
 
 int explain_backend(FILE *f, const struct ccsb_spec *spec, const struct ccsb_policy *p,
                     const char *platform, char *err, size_t errlen)
 {
     if (strcmp(platform, "macos") == 0)
-        fprintf(f, "seatbelt profile: not available: this build has no Seatbelt profile "
-                   "generator yet\n");
+        return seatbelt_explain(f, spec, p, err, errlen);
     else
         fprintf(f, "bubblewrap arguments: not available: this build has no bubblewrap "
                    "backend yet\n");
