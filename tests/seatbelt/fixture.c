@@ -105,11 +105,21 @@ char *fake_resolve(const char *path, void *userdata)
     return NULL;
 }
 
+int fake_kind(const char *path, void *userdata)
+{
+    struct fake_fs *fs = userdata;
+    unsigned calls = fs->calls;
+    char *r = fake_resolve(path, userdata);
+    fs->calls = calls;
+    free(r);
+    return r ? 1 : -1;
+}
+
 /* ------------------------------------------------------------------ */
 /* Policies by hand                                                     */
 /* ------------------------------------------------------------------ */
 
-void paths_add(struct policy_paths *ps, const char *path, const char *resolved)
+void fx_paths_add(struct policy_paths *ps, const char *path, const char *resolved)
 {
     struct policy_path *v = realloc(ps->v, (ps->n + 1) * sizeof(*v));
     if (!v)
@@ -122,7 +132,7 @@ void paths_add(struct policy_paths *ps, const char *path, const char *resolved)
     ps->n++;
 }
 
-void paths_clear(struct policy_paths *ps)
+void fx_paths_clear(struct policy_paths *ps)
 {
     for (size_t i = 0; i < ps->n; i++) {
         free(ps->v[i].path);
@@ -133,7 +143,7 @@ void paths_clear(struct policy_paths *ps)
     ps->n = 0;
 }
 
-void policy_clear(struct ccsb_policy *p)
+void fx_policy_clear(struct ccsb_policy *p)
 {
     free(p->guest_workdir);
     free(p->home);
@@ -143,10 +153,10 @@ void policy_clear(struct ccsb_policy *p)
         free(p->mounts[i].guest);
     }
     free(p->mounts);
-    paths_clear(&p->writable_roots);
-    paths_clear(&p->deny_read);
-    paths_clear(&p->deny_write);
-    paths_clear(&p->exec_grant_roots);
+    fx_paths_clear(&p->writable_roots);
+    fx_paths_clear(&p->deny_read);
+    fx_paths_clear(&p->deny_write);
+    fx_paths_clear(&p->exec_grant_roots);
     strv_clear(&p->deny_write_globs);
     strv_clear(&p->env_unset);
     strv_clear(&p->env_set_names);
@@ -216,9 +226,9 @@ static int load_paths(json_t *root, const char *key, struct policy_paths *ps, ch
     json_t *v;
     json_array_foreach(a, i, v) {
         if (json_is_string(v)) {
-            paths_add(ps, json_string_value(v), NULL);
+            fx_paths_add(ps, json_string_value(v), NULL);
         } else if (json_is_object(v) && opt_str(v, "path")) {
-            paths_add(ps, opt_str(v, "path"), opt_str(v, "resolved"));
+            fx_paths_add(ps, opt_str(v, "path"), opt_str(v, "resolved"));
             ps->v[ps->n - 1].exists = json_is_true(json_object_get(v, "exists"));
         } else {
             return ferr(err, errlen, "%s[%zu]: expected a path or {path, resolved}", key, i);
@@ -347,7 +357,7 @@ out:
 
 void fixture_free(struct fixture *fx)
 {
-    policy_clear(&fx->policy);
+    fx_policy_clear(&fx->policy);
     fake_fs_clear(&fx->fs);
     free(fx->session_id);
     free(fx->exec_tag);

@@ -26,6 +26,9 @@ struct fake_fs {
 /* realpath(3) over the fake filesystem: NULL when the path does not exist
  * or a symlink loop is found. userdata is the struct fake_fs. */
 char *fake_resolve(const char *path, void *userdata);
+/* policy_host.kind over the fake filesystem: every existing path is a
+ * directory (1), anything else missing (-1). */
+int fake_kind(const char *path, void *userdata);
 void fake_fs_clear(struct fake_fs *fs);
 
 /* Adds macOS's own symlinks (/tmp, /var, /etc -> /private/...) and
@@ -46,9 +49,9 @@ int fixture_load(const char *file, struct fixture *fx, char *err, size_t errlen)
 void fixture_free(struct fixture *fx);
 
 /* Helpers for building policies in code. */
-void paths_add(struct policy_paths *ps, const char *path, const char *resolved);
-void paths_clear(struct policy_paths *ps);
-void policy_clear(struct ccsb_policy *p);
+void fx_paths_add(struct policy_paths *ps, const char *path, const char *resolved);
+void fx_paths_clear(struct policy_paths *ps);
+void fx_policy_clear(struct ccsb_policy *p);
 
 /* Reads a whole file (malloc'd, NUL-terminated) or NULL. */
 char *read_file(const char *path, size_t *len);

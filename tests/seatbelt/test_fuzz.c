@@ -87,11 +87,11 @@ START_TEST(fuzz_profiles)
         unsigned nglob = rnd(&s, 3), ngrant = rnd(&s, 3);
         for (unsigned i = 0; i < nroots; i++) {
             rand_path(&s, buf, sizeof(buf), 0);
-            paths_add(&p.writable_roots, buf, NULL);
+            fx_paths_add(&p.writable_roots, buf, NULL);
         }
         for (unsigned i = 0; i < nread; i++) {
             rand_path(&s, buf, sizeof(buf), 1);
-            paths_add(&p.deny_read, buf, NULL);
+            fx_paths_add(&p.deny_read, buf, NULL);
         }
         for (unsigned i = 0; i < nwrite; i++) {
             if (nroots && rnd(&s, 2)) {
@@ -101,13 +101,13 @@ START_TEST(fuzz_profiles)
             } else {
                 rand_path(&s, buf, sizeof(buf), 1);
             }
-            paths_add(&p.deny_write, buf, NULL);
+            fx_paths_add(&p.deny_write, buf, NULL);
         }
         for (unsigned i = 0; i < nglob; i++)
             strv_push(&p.deny_write_globs, pieces[rnd(&s, N_PIECES)]);
         for (unsigned i = 0; i < ngrant; i++) {
             rand_path(&s, buf, sizeof(buf), 0);
-            paths_add(&p.exec_grant_roots, buf, NULL);
+            fx_paths_add(&p.exec_grant_roots, buf, NULL);
         }
         struct policy_host host = {.resolve = fake_resolve, .resolve_userdata = &fs};
         struct seatbelt_profile_opts o = {.session_id = "fz", .http_port = 1024 + (uint16_t)rnd(&s, 60000),
@@ -188,7 +188,7 @@ START_TEST(fuzz_profiles)
         }
         sbpl_profile_free(&prof);
         free(text);
-        policy_clear(&p);
+        fx_policy_clear(&p);
         fake_fs_clear(&fs);
     }
 }

@@ -45,19 +45,19 @@ static void world_chat(struct world *w)
     w->p.network_enabled = 1;
     w->p.home = strdup(HOME);
     w->p.session_tmp = strdup(TMPD);
-    paths_add(&w->p.writable_roots, PROJ, NULL);
-    paths_add(&w->p.writable_roots, HOME "/.cache/ccsb", NULL);
-    paths_add(&w->p.writable_roots, TMPD, NULL);
-    paths_add(&w->p.deny_read, HOME "/.ssh", NULL);
-    paths_add(&w->p.deny_read, HOME "/.aws", NULL);
-    paths_add(&w->p.deny_read, HOME "/Library/Keychains", NULL);
-    paths_add(&w->p.deny_write, PROJ "/.git/hooks", NULL);
-    paths_add(&w->p.deny_write, PROJ "/.git/config", NULL);
-    paths_add(&w->p.deny_write, PROJ "/.bashrc", NULL);
-    paths_add(&w->p.deny_write, PROJ "/.vscode", NULL);
+    fx_paths_add(&w->p.writable_roots, PROJ, NULL);
+    fx_paths_add(&w->p.writable_roots, HOME "/.cache/ccsb", NULL);
+    fx_paths_add(&w->p.writable_roots, TMPD, NULL);
+    fx_paths_add(&w->p.deny_read, HOME "/.ssh", NULL);
+    fx_paths_add(&w->p.deny_read, HOME "/.aws", NULL);
+    fx_paths_add(&w->p.deny_read, HOME "/Library/Keychains", NULL);
+    fx_paths_add(&w->p.deny_write, PROJ "/.git/hooks", NULL);
+    fx_paths_add(&w->p.deny_write, PROJ "/.git/config", NULL);
+    fx_paths_add(&w->p.deny_write, PROJ "/.bashrc", NULL);
+    fx_paths_add(&w->p.deny_write, PROJ "/.vscode", NULL);
     strv_push(&w->p.deny_write_globs, ".env");
     strv_push(&w->p.deny_write_globs, "*.key");
-    paths_add(&w->p.exec_grant_roots, PROJ "/node_modules/.bin", NULL);
+    fx_paths_add(&w->p.exec_grant_roots, PROJ "/node_modules/.bin", NULL);
     w->host.home = HOME;
     w->host.resolve = fake_resolve;
     w->host.resolve_userdata = &w->fs;
@@ -72,7 +72,7 @@ static void world_free(struct world *w)
 {
     sbpl_profile_free(&w->prof);
     free(w->text);
-    policy_clear(&w->p);
+    fx_policy_clear(&w->p);
     fake_fs_clear(&w->fs);
 }
 
@@ -251,7 +251,7 @@ START_TEST(grant_cannot_reopen_dangerous)
 {
     struct world w;
     world_chat(&w);
-    paths_add(&w.p.exec_grant_roots, "/usr/bin", NULL);
+    fx_paths_add(&w.p.exec_grant_roots, "/usr/bin", NULL);
     gen(&w);
     ck_assert(may(&w, "process-exec", "/usr/bin/env"));
     ck_assert(!may(&w, "process-exec", "/usr/bin/osascript"));
@@ -395,15 +395,15 @@ START_TEST(symlinked_tmp_both_spellings)
 {
     struct world w;
     world_chat(&w);
-    policy_clear(&w.p);
+    fx_policy_clear(&w.p);
     w.p.home = strdup(HOME);
     w.p.network_enabled = 1;
     /* /tmp/work exists: the policy resolved it. .bashrc does not exist yet:
      * the policy left it as written, the generator resolves its parent. */
     strv_push(&w.fs.exists, "/private/tmp/work");
-    paths_add(&w.p.writable_roots, "/tmp/work", "/private/tmp/work");
-    paths_add(&w.p.deny_write, "/tmp/work/.bashrc", NULL);
-    paths_add(&w.p.deny_read, "/var/folders/zz/secret.txt", NULL);
+    fx_paths_add(&w.p.writable_roots, "/tmp/work", "/private/tmp/work");
+    fx_paths_add(&w.p.deny_write, "/tmp/work/.bashrc", NULL);
+    fx_paths_add(&w.p.deny_read, "/var/folders/zz/secret.txt", NULL);
     gen(&w);
     ck_assert_uint_eq(sbpl_count_filter(&w.prof, 1, "file-write*", "subpath", "/tmp/work"), 1);
     ck_assert_uint_eq(sbpl_count_filter(&w.prof, 1, "file-write*", "subpath", "/private/tmp/work"), 1);
@@ -430,8 +430,8 @@ START_TEST(glob_prefix_resolved)
 {
     struct world w;
     world_chat(&w);
-    paths_add(&w.p.deny_read, "/tmp/*.pem", NULL);
-    paths_add(&w.p.deny_write, PROJ "/**/secrets", NULL);
+    fx_paths_add(&w.p.deny_read, "/tmp/*.pem", NULL);
+    fx_paths_add(&w.p.deny_write, PROJ "/**/secrets", NULL);
     gen(&w);
     ck_assert(!may(&w, "file-read-data", "/private/tmp/a.pem"));
     ck_assert(!may(&w, "file-read-data", "/tmp/b.pem"));
@@ -453,7 +453,7 @@ START_TEST(policy_glob_resolved_used)
      * taken, and its prefix stays literal even with a '*' in the name */
     struct world w;
     world_chat(&w);
-    paths_add(&w.p.deny_read, "/Users/dev/lnk/*.txt", "/Volumes/x*y/*.txt");
+    fx_paths_add(&w.p.deny_read, "/Users/dev/lnk/*.txt", "/Volumes/x*y/*.txt");
     gen(&w);
     ck_assert(!may(&w, "file-read-data", "/Volumes/x*y/a.txt"));
     ck_assert(may(&w, "file-read-data", "/Volumes/xzzy/a.txt"));
@@ -496,8 +496,8 @@ START_TEST(unresolvable_kept_as_written)
     strv_push(&w.fs.link_to, "/loop/b");
     strv_push(&w.fs.link_from, "/loop/b");
     strv_push(&w.fs.link_to, "/loop/a");
-    paths_add(&w.p.deny_read, "/loop/a/secret", NULL);
-    paths_add(&w.p.deny_read, "/nonexistent/dir/file", NULL);
+    fx_paths_add(&w.p.deny_read, "/loop/a/secret", NULL);
+    fx_paths_add(&w.p.deny_read, "/nonexistent/dir/file", NULL);
     gen(&w);
     ck_assert_uint_eq(sbpl_count_filter(&w.prof, 0, "file-read*", "subpath", "/loop/a/secret"), 1);
     ck_assert_uint_eq(sbpl_count_filter(&w.prof, 0, "file-read*", "subpath", "/nonexistent/dir/file"), 1);
@@ -513,7 +513,7 @@ START_TEST(symlink_chain_via_home)
     strv_push(&w.fs.link_from, HOME "/link");
     strv_push(&w.fs.link_to, "/tmp/real");
     strv_push(&w.fs.exists, "/private/tmp/real");
-    paths_add(&w.p.deny_write, HOME "/link/.git/hooks", NULL);
+    fx_paths_add(&w.p.deny_write, HOME "/link/.git/hooks", NULL);
     gen(&w);
     ck_assert(!may(&w, "file-write-data", "/private/tmp/real/.git/hooks/pre-push"));
     ck_assert(!may(&w, "file-write-unlink", "/private/tmp/real/.git"));
@@ -556,7 +556,7 @@ START_TEST(real_resolver_when_none_given)
     w.o.host = NULL;
     char missing[PATH_MAX + 32];
     snprintf(missing, sizeof(missing), "%s/not-yet/secret", link);
-    paths_add(&w.p.deny_read, missing, NULL);
+    fx_paths_add(&w.p.deny_read, missing, NULL);
     gen(&w);
     char want[PATH_MAX + 32];
     snprintf(want, sizeof(want), "%s/not-yet/secret", real);
@@ -590,14 +590,14 @@ START_TEST(nasty_paths_cannot_inject)
 {
     struct world w;
     world_chat(&w);
-    policy_clear(&w.p);
+    fx_policy_clear(&w.p);
     w.p.home = strdup(HOME);
-    paths_add(&w.p.writable_roots, "/w", NULL);
+    fx_paths_add(&w.p.writable_roots, "/w", NULL);
     for (size_t i = 0; i < N_NASTY; i++) {
         if (strchr(nasty[i], '*') || strchr(nasty[i], '?'))
             continue;
-        paths_add(&w.p.deny_write, nasty[i], NULL);
-        paths_add(&w.p.deny_read, nasty[i], NULL);
+        fx_paths_add(&w.p.deny_write, nasty[i], NULL);
+        fx_paths_add(&w.p.deny_read, nasty[i], NULL);
     }
     gen(&w);
     size_t rules_nasty = w.prof.n_rules;
@@ -617,11 +617,11 @@ START_TEST(nasty_paths_cannot_inject)
     /* ... and the profile has the same rules as with plain names. */
     struct world plain;
     world_chat(&plain);
-    policy_clear(&plain.p);
+    fx_policy_clear(&plain.p);
     plain.p.home = strdup(HOME);
-    paths_add(&plain.p.writable_roots, "/w", NULL);
-    paths_add(&plain.p.deny_write, "/w/plain", NULL);
-    paths_add(&plain.p.deny_read, "/w/plain", NULL);
+    fx_paths_add(&plain.p.writable_roots, "/w", NULL);
+    fx_paths_add(&plain.p.deny_write, "/w/plain", NULL);
+    fx_paths_add(&plain.p.deny_read, "/w/plain", NULL);
     gen(&plain);
     ck_assert_uint_eq(rules_nasty, plain.prof.n_rules);
     world_free(&plain);
@@ -633,11 +633,11 @@ START_TEST(regex_metachars_are_literal)
 {
     struct world w;
     world_chat(&w);
-    policy_clear(&w.p);
+    fx_policy_clear(&w.p);
     w.p.home = strdup(HOME);
-    paths_add(&w.p.writable_roots, "/w", NULL);
+    fx_paths_add(&w.p.writable_roots, "/w", NULL);
     /* globs whose literal parts hold regex metacharacters */
-    paths_add(&w.p.deny_write, "/w/a.b(c)/*.x+y", NULL);
+    fx_paths_add(&w.p.deny_write, "/w/a.b(c)/*.x+y", NULL);
     strv_push(&w.p.deny_write_globs, "[id].*");
     strv_push(&w.p.deny_write_globs, "a\"b?");
     strv_push(&w.p.deny_write_globs, "^x$|y");
@@ -662,7 +662,7 @@ START_TEST(control_bytes_refused)
 {
     struct world w;
     world_chat(&w);
-    paths_add(&w.p.deny_read, "/Users/dev/bell\x07", NULL);
+    fx_paths_add(&w.p.deny_read, "/Users/dev/bell\x07", NULL);
     char err[256] = "", *out = (char *)1;
     int rc = seatbelt_profile_generate(&w.p, &w.o, &out, err, sizeof(err));
     ck_assert_int_eq(rc, CCSB_E_POLICY);
@@ -685,7 +685,7 @@ START_TEST(bad_paths_refused)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct world w;
         world_chat(&w);
-        paths_add(&w.p.deny_write, bad[i], NULL);
+        fx_paths_add(&w.p.deny_write, bad[i], NULL);
         char err[256] = "", *out = NULL;
         int rc = seatbelt_profile_generate(&w.p, &w.o, &out, err, sizeof(err));
         ck_assert_msg(rc == CCSB_E_POLICY, "%s: %d", bad[i], rc);
@@ -707,7 +707,7 @@ START_TEST(slashes_normalized)
 {
     struct world w;
     world_chat(&w);
-    paths_add(&w.p.deny_read, "//Users//dev/.netrc/", NULL);
+    fx_paths_add(&w.p.deny_read, "//Users//dev/.netrc/", NULL);
     gen(&w);
     ck_assert_uint_eq(sbpl_count_filter(&w.prof, 0, "file-read*", "subpath", "/Users/dev/.netrc"), 1);
     world_free(&w);
@@ -726,7 +726,7 @@ START_TEST(long_paths_split)
         n += 11;
     }
     strcpy(path + n, "end");
-    paths_add(&w.p.deny_write, path, NULL);
+    fx_paths_add(&w.p.deny_write, path, NULL);
     gen(&w); /* the checker refuses any token > 1024 bytes */
     ck_assert_ptr_nonnull(strstr(w.text, "(string-append "));
     ck_assert(!may(&w, "file-write-data", path));
@@ -740,7 +740,7 @@ START_TEST(long_paths_split)
     memset(huge, 'a', sizeof(huge) - 1);
     huge[0] = '/';
     huge[sizeof(huge) - 1] = '\0';
-    paths_add(&w.p.deny_read, huge, NULL);
+    fx_paths_add(&w.p.deny_read, huge, NULL);
     char err[256] = "", *out = NULL;
     ck_assert_int_eq(seatbelt_profile_generate(&w.p, &w.o, &out, err, sizeof(err)), CCSB_E_POLICY);
     ck_assert_msg(strstr(err, "bytes long"), "%s", err);
@@ -826,7 +826,7 @@ START_TEST(empty_policy_minimal_profile)
      * empty (match-everything) rule anywhere. */
     struct world w;
     world_chat(&w);
-    policy_clear(&w.p);
+    fx_policy_clear(&w.p);
     gen(&w);
     ck_assert(!may(&w, "file-write-data", "/Users/dev/x"));
     ck_assert(may(&w, "file-read-data", "/Users/dev/x"));
