@@ -52,3 +52,18 @@ int policy_env_is_stripped(const char *name)
             return 1;
     return 0;
 }
+
+const char *const policy_env_forbidden_prefixes[] = {
+    "LD_",   /* glibc/musl loader */
+    "DYLD_", /* macOS loader */
+    NULL,
+};
+
+int policy_env_is_forbidden(const char *name)
+{
+    for (size_t i = 0; policy_env_forbidden_prefixes[i]; i++)
+        if (strncmp(name, policy_env_forbidden_prefixes[i],
+                    strlen(policy_env_forbidden_prefixes[i])) == 0)
+            return 1;
+    return 0;
+}

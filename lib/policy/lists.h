@@ -14,4 +14,9 @@ extern const char *const policy_env_strip_prefixes[];
 /* 1 when the variable name must be stripped from a sandboxed environment. */
 int policy_env_is_stripped(const char *name);
 
+/* Prefixes a spec may not set at all (LD_, DYLD_): the dynamic loader of
+ * whichever process first receives the environment acts on them. */
+extern const char *const policy_env_forbidden_prefixes[];
+int policy_env_is_forbidden(const char *name);
+
 #endif
