@@ -39,15 +39,14 @@ enum init_msg_type {
     INIT_MSG_STARTED = 2, /* id; a = pid in the sandbox; fds: [pty master] with a pty */
     INIT_MSG_FAILED = 3,  /* id; a = errno; text: what failed (exec not started) */
     INIT_MSG_EXITED = 4,  /* id; a = exit code or -1, b = signal */
-    INIT_MSG_REPLY = 5,   /* reply to KILL/RESIZE/SUSPEND/RESUME: id; a = 0 or errno */
+    INIT_MSG_REPLY = 5,   /* reply to SUSPEND/RESUME: id; a = 0 or errno */
     INIT_MSG_FATAL = 6,   /* ccsb-init cannot go on: text says why; it exits next */
 
     /* host -> ccsb-init */
     INIT_MSG_EXEC = 16,   /* id; flags INIT_EXEC_*; a = rows, b = cols;
                              fds: [data memfd, stdin, stdout, stderr] or
                                   [data memfd] with INIT_EXEC_PTY */
-    INIT_MSG_KILL = 17,   /* id; a = signal; the exec's process group */
-    INIT_MSG_RESIZE = 18, /* id; a = rows, b = cols */
+    INIT_MSG_KILL = 17,   /* id; a = signal; the exec's process group (no reply) */
     INIT_MSG_SUSPEND = 19,/* stop every process in the sandbox */
     INIT_MSG_RESUME = 20, /* continue them */
     INIT_MSG_STOP = 21,   /* kill every process and exit */
