@@ -458,8 +458,13 @@ static int protect_guest(struct builder *b, const char *path, const char *g)
             if (!r)
                 r = note(b, "deny-write %s: read-only at %s", path, cur);
         } else if (kind == BWRAP_KIND_FILE) {
-            free(host); /* a file in the way: the path can never be created */
-            r = note(b, "deny-write %s: cannot exist (a parent is a file)", path);
+            /* A file in the way (a worktree's `.git` file, say): the path
+             * cannot exist, but rewriting the file could point elsewhere,
+             * so it is pinned read-only. */
+            r = add_entry(b, &b->pins, &b->npins, cur, host, 1);
+            if (!r)
+                r = note(b, "deny-write %s: %s is a file in the way; read-only", path, cur);
+            free(host);
             break;
         } else {
             r = add_entry(b, &b->pins, &b->npins, cur, host, 0);
@@ -605,6 +610,7 @@ static int emit_masks(struct builder *b)
 static int emit_init(struct builder *b)
 {
     int r = args2(b, "--remount-ro", "/");
+    b->out->cmd_at = b->out->argv.n;
     if (!r)
         r = args3(b, "--", INIT_GUEST_PATH, "init");
     char num[32];

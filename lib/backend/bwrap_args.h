@@ -46,6 +46,7 @@ struct bwrap_opts {
 
 struct bwrap_plan {
     struct strv argv;         /* bwrap options ... -- ccsb-init init ..., no argv[0] */
+    size_t cmd_at;            /* index of the "--" before the command */
     struct strv ph_files;     /* host paths of placeholder files to create */
     struct strv ph_dirs;      /* host paths of placeholder directories */
     struct strv notes;        /* one line per decision, for explain */

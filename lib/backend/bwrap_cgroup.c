@@ -56,6 +56,7 @@ static char *own_cgroup_dir(const char *controller)
         char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
         if (!c2)
             continue;
+        *c1 = '\0';
         *c2 = '\0';
         const char *ctrls = c1 + 1;
         int match = 0;

@@ -100,24 +100,25 @@ static int inside_writable(const struct ccsb_policy *p, const char *path)
     return 0;
 }
 
-static int args_memfd(const struct strv *argv)
+/* bwrap reads only options from --args; the command stays on its argv. */
+static int args_memfd(const struct strv *argv, size_t n)
 {
     int fd = memfd_create("ccsb-bwrap-args", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
         return -1;
-    for (size_t i = 0; i < argv->n; i++) {
+    for (size_t i = 0; i < n; i++) {
         const char *a = argv->v[i];
         size_t len = strlen(a) + 1;
         while (len) {
-            ssize_t n = write(fd, a, len);
-            if (n < 0 && errno == EINTR)
+            ssize_t w = write(fd, a, len);
+            if (w < 0 && errno == EINTR)
                 continue;
-            if (n <= 0) {
+            if (w <= 0) {
                 close(fd);
                 return -1;
             }
-            a += n;
-            len -= (size_t)n;
+            a += w;
+            len -= (size_t)w;
         }
     }
     if (lseek(fd, 0, SEEK_SET) != 0 ||
@@ -205,6 +206,8 @@ static int child_argv(struct bwrap_session *bs, const struct bwrap_plan *plan, i
         r |= strv_push(out, "--");
     }
     r |= strv_push(out, bs->bwrap) | strv_push(out, "--args") | strv_push(out, "4");
+    for (size_t i = plan->cmd_at; i < plan->argv.n; i++)
+        r |= strv_push(out, plan->argv.v[i]);
     return r ? -1 : 0;
 }
 
@@ -400,7 +403,7 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
     }
 
     int sp[2] = {-1, -1}, ep[2] = {-1, -1}, wp[2] = {-1, -1};
-    int args = args_memfd(&plan.argv);
+    int args = args_memfd(&plan.argv, plan.cmd_at);
     if (args < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 ||
         pipe2(ep, O_CLOEXEC) < 0 || (janitor && pipe2(wp, O_CLOEXEC) < 0)) {
         r = errf(err, errlen, CCSB_E_IO, "cannot set up the sandbox's channels: %s",
