@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define JANITOR_MAX 256
@@ -133,8 +134,12 @@ static void cleanup(struct janitor *j)
     /* Deepest first, in case a later placeholder sits inside an earlier one. */
     for (size_t i = j->nph; i-- > 0;)
         remove_placeholder(&j->ph[i]);
+    /* A reaped task leaves its cgroup a moment later: retry EBUSY briefly. */
     for (size_t i = j->ncg; i-- > 0;)
-        rmdir(j->cgroups[i]);
+        for (int k = 0; k < 200 && rmdir(j->cgroups[i]) < 0 && errno == EBUSY; k++) {
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
 }
 
 static int parse(int argc, char **argv, struct janitor *j)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ccsandbox/ccsandbox.h"
@@ -256,10 +257,22 @@ long bwrap_cgroup_oom_kills(const struct bwrap_cgroup *cg)
     return out;
 }
 
+/* The kernel unlinks an exited task from its cgroup a moment after the
+ * parent reaped it; rmdir says EBUSY until then. */
+static void rmdir_settled(const char *dir)
+{
+    for (int i = 0; i < 200; i++) {
+        if (rmdir(dir) == 0 || errno != EBUSY)
+            return;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 void bwrap_cgroup_remove(struct bwrap_cgroup *cg)
 {
     for (size_t i = 0; i < cg->ndirs; i++) {
-        rmdir(cg->dirs[i]);
+        rmdir_settled(cg->dirs[i]);
         free(cg->dirs[i]);
     }
     free(cg->freeze);
