@@ -403,8 +403,9 @@ static void bwrap_details(struct ccsb_session *s, json_t *o)
     if (lim)
         json_object_set_new(o, "limitsApplied", lim);
     json_t *ph = json_array();
-    for (size_t i = 0; ph && i < bs->placeholders.n; i++)
-        json_array_append_new(ph, json_string(bs->placeholders.v[i]));
+    for (size_t i = 0; ph && i < bs->nph; i++)
+        if (bs->ph[i].dev || bs->ph[i].ino)
+            json_array_append_new(ph, json_string(bs->ph[i].path));
     if (ph)
         json_object_set_new(o, "placeholders", ph);
 #if CCSB_BWRAP_EGRESS
