@@ -61,6 +61,8 @@ static char *fake_resolve(const char *path, void *ud)
 static int fake_kind(const char *path, void *ud)
 {
     const struct fake *f = ud;
+    if (listed(f->existing, path))
+        return listed(f->dirs, path) ? 1 : 0;
     /* Called with the resolved spelling; undo the rewrite to look it up. */
     for (size_t i = 0; f->links && f->links[i][0]; i++) {
         if (within(path, f->links[i][1])) {
@@ -75,13 +77,14 @@ static int fake_kind(const char *path, void *ud)
 static const char *const links_default[][2] = {
     {"/tmp", "/private/tmp"},
     {"/home/u/procfs", "/proc/self"},
+    {"/data/sshlink", "/home/u/.ssh"},
     {NULL, NULL},
 };
 
 static const char *const existing_default[] = {
     "/tmp", "/tmp/w", "/tmp/w/src", "/home", "/home/u", "/home/u/proj", "/home/u/.ssh",
     "/home/u/.npm", "/home/u/procfs", "/data", "/data/ro", "/opt", "/opt/tools",
-    "/tmp/w/.vscode", "/tmp/sess", NULL,
+    "/tmp/w/.vscode", "/tmp/sess", "/data/sshlink", "/data/file.txt", NULL,
 };
 static const char *const dirs_default[] = {
     "/tmp", "/tmp/w", "/tmp/w/src", "/home", "/home/u", "/home/u/proj", "/home/u/.ssh",
@@ -457,6 +460,60 @@ START_TEST(errors)
 }
 END_TEST
 
+START_TEST(mount_inside_secret_refused)
+{
+    struct policy_host h = fake_host("/home/u");
+    struct ccsb_spec *s = new_spec();
+    ck_assert_int_eq(spec_add_path(&s->runner_state_dirs, "~/.ssh"), 0);
+    build_fails(s, &h, CCSB_E_POLICY,
+                "runnerStateDirs[0]: /home/u/.ssh is inside the read-denied path /home/u/.ssh");
+    spec_free(s);
+    s = new_spec();
+    ck_assert_int_eq(spec_add_path(&s->runner_state_dirs, "~/.aws/cli/cache"), 0);
+    build_fails(s, &h, CCSB_E_POLICY,
+                "runnerStateDirs[0]: /home/u/.aws/cli/cache is inside the read-denied path "
+                "/home/u/.aws");
+    spec_free(s);
+    /* Read-only does not make it right, and a symlink does not hide it. */
+    s = new_spec();
+    ck_assert_int_eq(spec_add_bind(s, "/data/sshlink", "/keys", 1), 0);
+    build_fails(s, &h, CCSB_E_POLICY,
+                "bindMounts[0].hostPath: /data/sshlink is inside the read-denied path "
+                "/home/u/.ssh");
+    spec_free(s);
+    /* The spec's own denyRead counts too. */
+    s = new_spec();
+    ck_assert_int_eq(spec_add_bind(s, "/data/ro", NULL, 1), 0);
+    ck_assert_int_eq(spec_add_path(&s->deny_read, "/data"), 0);
+    build_fails(s, &h, CCSB_E_POLICY,
+                "bindMounts[0].hostPath: /data/ro is inside the read-denied path /data");
+    spec_free(s);
+    /* A parent of a secret is fine: the secret is masked inside it. */
+    s = new_spec();
+    ck_assert_int_eq(spec_add_bind(s, "~", NULL, 0), 0);
+    struct ccsb_policy *p = build_ok(s, &h);
+    must_find(&p->deny_read, "/home/u/.ssh");
+    must_find(&p->deny_write, "/home/u/.ssh");
+    policy_free(p);
+    spec_free(s);
+}
+END_TEST
+
+START_TEST(bound_file_has_no_inside)
+{
+    struct policy_host h = fake_host("/home/u");
+    struct ccsb_spec *s = new_spec();
+    ck_assert_int_eq(spec_add_bind(s, "/data/file.txt", "/w/file.txt", 0), 0);
+    struct ccsb_policy *p = build_ok(s, &h);
+    ck_assert_int_eq(p->mounts[0].writable, 1);
+    ck_assert_ptr_null(find(&p->deny_write, "/data/file.txt/.bashrc"));
+    ck_assert_ptr_null(find(&p->deny_write, "/data/file.txt/.git/hooks"));
+    ck_assert_uint_eq(p->deny_write.n, 0);
+    policy_free(p);
+    spec_free(s);
+}
+END_TEST
+
 /* ---------- env ---------- */
 
 START_TEST(environment)
@@ -647,6 +704,12 @@ START_TEST(runner_dir_symlink_to_root_refused)
     ck_assert_int_eq(spec_add_bind(s, tpath("cache2"), "/c", 1), 0);
     struct ccsb_policy *p = NULL;
     char err[600];
+    ck_assert_int_eq(policy_build(s, &real_host, &p, err, sizeof err), CCSB_E_POLICY);
+    ck_assert_ptr_nonnull(strstr(err, "resolves to /proc/"));
+    spec_free(s);
+    /* Not even when the runner dir does not exist yet. */
+    s = new_spec();
+    ck_assert_int_eq(spec_add_path(&s->runner_state_dirs, tpath("cache2/later")), 0);
     ck_assert_int_eq(policy_build(s, &real_host, &p, err, sizeof err), CCSB_E_POLICY);
     ck_assert_ptr_nonnull(strstr(err, "resolves to /proc/"));
     spec_free(s);
@@ -871,6 +934,8 @@ static Suite *suite(void)
     tcase_add_test(tc, home_expansion);
     tcase_add_test(tc, workdir_default_and_explicit);
     tcase_add_test(tc, errors);
+    tcase_add_test(tc, mount_inside_secret_refused);
+    tcase_add_test(tc, bound_file_has_no_inside);
     tcase_add_test(tc, environment);
     tcase_add_test(tc, scalars_and_session_tmp);
     suite_add_tcase(s, tc);
