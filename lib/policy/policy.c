@@ -8,6 +8,8 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <ctype.h>
+#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,17 +174,77 @@ static int add_runner_dirs(struct build *b)
     return 0;
 }
 
+/* 1 when the repository's config turns on per-worktree config files. */
+static int worktree_config_enabled(const char *gitdir)
+{
+    char *cfg = path_join(gitdir, "config");
+    FILE *f = cfg ? fopen(cfg, "re") : NULL;
+    free(cfg);
+    if (!f)
+        return 0;
+    char line[512];
+    int on = 0;
+    while (!on && fgets(line, sizeof line, f)) {
+        for (char *c = line; *c; c++)
+            *c = (char)tolower((unsigned char)*c);
+        on = strstr(line, "worktreeconfig") != NULL;
+    }
+    fclose(f);
+    return on;
+}
+
+/*
+ * A wildcard entry of the git-dir set (worktrees, any name, config.worktree):
+ * the directories that exist now get the literal path, existing or not.
+ * A worktree created later could only matter when the repository reads
+ * per-worktree config at all; only then does the glob itself stay in the
+ * policy, and the backend must enforce it at creation time or refuse.
+ */
+static int deny_gitdir_wildcard(struct build *b, const char *gitdir, const char *entry)
+{
+    const char *slash = strrchr(entry, '/');
+    if (!slash || strpbrk(slash, "*?"))
+        return 0; /* only a wildcard directory part is supported (lists.c) */
+    char *dirpart = strndup(entry, (size_t)(slash - entry));
+    char *pattern = dirpart ? path_join(gitdir, dirpart) : NULL;
+    free(dirpart);
+    if (!pattern)
+        return nomem(b);
+    glob_t g;
+    int gr = glob(pattern, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g);
+    free(pattern);
+    int r = 0;
+    for (size_t i = 0; gr == 0 && !r && i < g.gl_pathc; i++) {
+        char *path = path_join(g.gl_pathv[i], slash + 1);
+        r = path ? add_path(b, &b->p->deny_write, path) : nomem(b);
+        free(path);
+    }
+    if (gr == 0)
+        globfree(&g);
+    if (!r && worktree_config_enabled(gitdir)) {
+        char *path = path_join(gitdir, entry);
+        r = path ? add_path(b, &b->p->deny_write, path) : nomem(b);
+        free(path);
+    }
+    return r;
+}
+
 /* The git-dir deny set of one git dir. */
 static int deny_gitdir(struct build *b, const char *gitdir)
 {
     for (const struct policy_entry *e = policy_deny_write_gitdir; e->path; e++) {
         if ((e->flags & POLICY_ENTRY_GIT_CONFIG) && b->spec->allow_git_config)
             continue;
-        char *path = path_join(gitdir, e->path);
-        if (!path)
-            return nomem(b);
-        int r = add_path(b, &b->p->deny_write, path);
-        free(path);
+        int r;
+        if (strpbrk(e->path, "*?")) {
+            r = deny_gitdir_wildcard(b, gitdir, e->path);
+        } else {
+            char *path = path_join(gitdir, e->path);
+            if (!path)
+                return nomem(b);
+            r = add_path(b, &b->p->deny_write, path);
+            free(path);
+        }
         if (r)
             return r;
     }

@@ -236,9 +236,9 @@ START_TEST(mandatory_set_whether_or_not_present)
         ck_assert_int_eq(g->exists, 0);
         ck_assert_ptr_nonnull(g->resolved);
     }
-    const struct policy_path *wt = must_find(&p->deny_write, "/tmp/w/.git/worktrees/*/config.worktree");
-    ck_assert_int_eq(wt->is_glob, 1);
-    ck_assert_str_eq(wt->resolved, "/private/tmp/w/.git/worktrees/*/config.worktree");
+    /* Per-worktree config is off (the repository does not even exist):
+     * no glob, so nothing needs create-time enforcement. */
+    ck_assert_ptr_null(find(&p->deny_write, "/tmp/w/.git/worktrees/*/config.worktree"));
     /* Not inside a subdirectory: only at the root. */
     ck_assert_ptr_null(find(&p->deny_write, "/tmp/w/src/.vscode"));
     policy_free(p);
@@ -767,7 +767,9 @@ static void check_worktree(int mode)
         must_find(&p->deny_write, tpath("main/.git/worktrees/wt/hooks"));
         must_find(&p->deny_write, tpath("main/.git/worktrees/wt/config"));
         must_find(&p->deny_write, tpath("main/.git/worktrees/wt/config.worktree"));
-        must_find(&p->deny_write, tpath("main/.git/worktrees/*/config.worktree"));
+        /* extensions.worktreeConfig is off: existing worktrees are covered
+         * literally, and there is no glob to enforce at creation time. */
+        ck_assert_ptr_null(find(&p->deny_write, tpath("main/.git/worktrees/*/config.worktree")));
         /* Not the nonsense path below a file. */
         ck_assert_ptr_null(find(&p->deny_write, tpath("wt/.git/hooks")));
     } else {
@@ -918,6 +920,37 @@ START_TEST(real_resolver_defaults)
 }
 END_TEST
 
+START_TEST(worktree_config_extension_keeps_glob)
+{
+    char dir[] = "/tmp/ccsb-wtcfg-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[512];
+    snprintf(path, sizeof path, "%s/.git", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/.git/worktrees", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/.git/worktrees/one", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/.git/config", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("[core]\n\tbare = false\n[extensions]\n\tworktreeConfig = true\n", f);
+    fclose(f);
+    struct ccsb_spec *s = new_spec();
+    ck_assert_int_eq(spec_add_bind(s, dir, NULL, 0), 0);
+    struct policy_host h = {.home = "/nonexistent-home"};
+    struct ccsb_policy *p = build_ok(s, &h);
+    snprintf(path, sizeof path, "%s/.git/worktrees/one/config.worktree", dir);
+    ck_assert_int_eq(must_find(&p->deny_write, path)->exists, 0);
+    snprintf(path, sizeof path, "%s/.git/worktrees/*/config.worktree", dir);
+    ck_assert_int_eq(must_find(&p->deny_write, path)->is_glob, 1);
+    policy_free(p);
+    spec_free(s);
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("policy");
@@ -928,6 +961,7 @@ static Suite *suite(void)
     tcase_add_test(tc, mode_orchestrate);
     tcase_add_test(tc, mandatory_set_whether_or_not_present);
     tcase_add_test(tc, allow_git_config);
+    tcase_add_test(tc, worktree_config_extension_keeps_glob);
     tcase_add_test(tc, protected_paths_and_globs);
     tcase_add_test(tc, secrets);
     tcase_add_test(tc, no_home);
