@@ -750,8 +750,11 @@ static Suite *suite(void)
     tcase_add_test(tc, test_credentials);
     tcase_add_test(tc, test_passed_listeners);
     tcase_add_test(tc, test_upstream_chaining);
-    tcase_add_test(tc, test_bulk_and_counters);
     suite_add_tcase(s, tc);
+    TCase *bulk = tcase_create("bulk");
+    tcase_set_timeout(bulk, 120);
+    tcase_add_test(bulk, test_bulk_and_counters);
+    suite_add_tcase(s, bulk);
     return s;
 }
 
