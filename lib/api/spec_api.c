@@ -221,5 +221,27 @@ CCSB_API int ccsb_spec_validate(const ccsb_spec *spec, char *errbuf, size_t errb
             snprintf(errbuf, errbuf_len, "spec: missing");
         return CCSB_E_INVAL;
     }
+    if (errbuf && errbuf_len)
+        errbuf[0] = '\0';
     return spec_validate(spec, errbuf, errbuf_len);
+}
+
+CCSB_API int ccsb_spec_from_json(ccsb_spec **out, const char *json, size_t len,
+                                 char *errbuf, size_t errbuf_len)
+{
+    if (errbuf && errbuf_len)
+        errbuf[0] = '\0';
+    if (!out || !json) {
+        if (errbuf && errbuf_len)
+            snprintf(errbuf, errbuf_len, "%s: missing", out ? "json" : "out");
+        return CCSB_E_INVAL;
+    }
+    return spec_from_json(json, len, out, errbuf, errbuf_len);
+}
+
+CCSB_API int ccsb_spec_to_json(const ccsb_spec *spec, char **out_json)
+{
+    if (!spec || !out_json)
+        return CCSB_E_INVAL;
+    return spec_to_json(spec, out_json);
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "ccsandbox/ccsandbox.h"
+#include "backend/seatbelt_explain.h"
 #include "policy/policy.h"
 #ifdef __linux__
 #include "backend/bwrap_explain.h"
@@ -11,11 +12,8 @@
 int explain_backend(FILE *f, const struct ccsb_spec *spec, const struct ccsb_policy *p,
                     const char *platform, char *err, size_t errlen)
 {
-    if (strcmp(platform, "macos") == 0) {
-        fprintf(f, "seatbelt profile: not available: this build has no Seatbelt profile "
-                   "generator yet\n");
-        return 0;
-    }
+    if (strcmp(platform, "macos") == 0)
+        return seatbelt_explain(f, spec, p, err, errlen);
 #ifdef __linux__
     return bwrap_explain(f, p, err, errlen);
 #else

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +42,8 @@
 extern char **environ;
 
 struct none_exec {
-    int pidfd;
+    int pidfd;    /* -1 when the kernel (or valgrind) has no pidfd_open */
+    int watch_fd; /* the pidfd, or the read end of a waiter thread's pipe */
     struct event *ev;
     pid_t pgid;
 };
@@ -182,6 +184,64 @@ static void child_fail(const char *what, const char *arg, int code)
 
 static void on_exit_ready(evutil_socket_t fd, short what, void *arg);
 
+/*
+ * Without pidfd_open (Linux < 5.3, or under valgrind), a small thread waits
+ * for the exit without reaping (WNOWAIT) and says so through a pipe whose
+ * write end it owns; the loop then reaps as usual.
+ */
+struct waiter {
+    pid_t pid;
+    int wfd;
+};
+
+static void *waiter_main(void *arg)
+{
+    struct waiter *w = arg;
+    siginfo_t si;
+    while (waitid(P_PID, (id_t)w->pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+        ;
+    char c = 1;
+    (void)!write(w->wfd, &c, 1);
+    close(w->wfd);
+    free(w);
+    return NULL;
+}
+
+static int watch_by_thread(pid_t pid)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -1;
+    struct waiter *w = malloc(sizeof *w);
+    pthread_t t;
+    pthread_attr_t attr;
+    if (!w || pthread_attr_init(&attr) != 0) {
+        free(w);
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    w->pid = pid;
+    w->wfd = p[1];
+    /* The thread starts with every signal blocked: host signals are not
+     * ours to take, and its write may hit a closed pipe (SIGPIPE). */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int e = pthread_create(&t, &attr, waiter_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (e) {
+        free(w);
+        close(p[0]);
+        close(p[1]);
+        errno = e;
+        return -1;
+    }
+    return p[0];
+}
+
 static int none_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_exec_req *req,
                      int cin, int cout, int cerr, char *err, size_t errlen)
 {
@@ -204,7 +264,7 @@ static int none_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_e
         snprintf(err, errlen, "out of memory");
         goto out;
     }
-    ne->pidfd = -1;
+    ne->pidfd = ne->watch_fd = -1;
 
     pid_t pid = fork();
     if (pid < 0) {
@@ -231,7 +291,10 @@ static int none_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_e
         } else if (setpgid(0, 0) < 0) {
             child_fail("setpgid", "", 126);
         }
-        if (dup2(cin, 0) < 0 || dup2(cout, 1) < 0 || dup2(cerr, 2) < 0)
+        /* Lift the ends above 2 first: a host that closed its own stdio
+         * may have been handed fds 0-2 for them. */
+        int in = fcntl(cin, F_DUPFD, 3), o = fcntl(cout, F_DUPFD, 3), e = fcntl(cerr, F_DUPFD, 3);
+        if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
             _exit(126);
         syscall(SYS_close_range, 3U, ~0U, 0U);
         if (chdir(cwd) < 0)
@@ -253,9 +316,12 @@ static int none_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_e
         ns->pgids[ns->n - 1] = pid; /* the slot was reserved before fork */
     }
     ne->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (ne->pidfd >= 0)
-        ne->ev = event_new(ctx_base(s->ctx), ne->pidfd, EV_READ, on_exit_ready, x);
-    if (ne->pidfd < 0 || !ne->ev || event_add(ne->ev, NULL) < 0) {
+    ne->watch_fd = ne->pidfd;
+    if (ne->pidfd < 0 && errno == ENOSYS)
+        ne->watch_fd = watch_by_thread(pid);
+    if (ne->watch_fd >= 0)
+        ne->ev = event_new(ctx_base(s->ctx), ne->watch_fd, EV_READ, on_exit_ready, x);
+    if (ne->watch_fd < 0 || !ne->ev || event_add(ne->ev, NULL) < 0) {
         snprintf(err, errlen, "cannot watch the command (pidfd_open: %s)", strerror(errno));
         kill(-pid, SIGKILL);
         kill(pid, SIGKILL);
@@ -263,8 +329,8 @@ static int none_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_e
             ;
         if (ne->ev)
             event_free(ne->ev);
-        if (ne->pidfd >= 0)
-            close(ne->pidfd);
+        if (ne->watch_fd >= 0)
+            close(ne->watch_fd);
         free(ne);
         r = CCSB_E_IO;
         goto out;
@@ -286,10 +352,10 @@ static void release_watch(struct exec *x)
         return;
     if (ne->ev)
         event_free(ne->ev);
-    if (ne->pidfd >= 0)
-        close(ne->pidfd);
+    if (ne->watch_fd >= 0)
+        close(ne->watch_fd);
     ne->ev = NULL;
-    ne->pidfd = -1;
+    ne->pidfd = ne->watch_fd = -1;
 }
 
 /* Reaps the main process (blocking only when told it exited or was killed). */
@@ -299,8 +365,12 @@ static void reap(struct exec *x)
     siginfo_t si;
     memset(&si, 0, sizeof si);
     int r;
-    while ((r = waitid(P_PIDFD, (id_t)ne->pidfd, &si, WEXITED)) < 0 && errno == EINTR)
-        ;
+    if (ne->pidfd >= 0)
+        while ((r = waitid(P_PIDFD, (id_t)ne->pidfd, &si, WEXITED)) < 0 && errno == EINTR)
+            ;
+    else
+        while ((r = waitid(P_PID, (id_t)x->pid, &si, WEXITED)) < 0 && errno == EINTR)
+            ;
     release_watch(x);
     if (r < 0) /* someone else (the host's own SIGCHLD handler) reaped it */
         exec_exited(x, 255, 0);
@@ -353,9 +423,11 @@ static void none_stop(struct ccsb_session *s)
 {
     /* SIGKILL first (a stopped process dies too), then reap the mains. */
     signal_all(s, SIGKILL);
-    for (struct exec *x = s->execs; x; x = x->next) {
+    /* reap() may release x: step with a saved next. */
+    for (struct exec *x = s->execs, *next; x; x = next) {
+        next = x->next;
         struct none_exec *ne = x->bdata;
-        if (x->running && ne && ne->pidfd >= 0)
+        if (x->running && ne && ne->watch_fd >= 0)
             reap(x);
     }
     if (s->tmpdir) {

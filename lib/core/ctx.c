@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -420,7 +421,13 @@ static int ctx_init(struct ccsb_ctx **out, struct event_base *base, char *errbuf
             ctx_release_memory(ctx);
             return errf(errbuf, errlen, CCSB_E_NOMEM, "cannot register the call event");
         }
+        /* The loop thread blocks every signal: the host's signals are
+         * delivered to the host's own threads. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
         int e = pthread_create(&ctx->thread, NULL, loop_main, ctx);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (e) {
             event_free(ctx->call_ev);
             close(ctx->call_efd);

@@ -117,9 +117,11 @@ void session_died(struct ccsb_session *s, const char *why)
     for (struct exec *x = s->execs; x; x = x->next)
         if (x->running && !x->kill_reason)
             x->kill_reason = CCSB_KILL_HOST;
-    for (struct exec *x = s->execs; x; x = x->next)
+    for (struct exec *x = s->execs, *next; x; x = next) {
+        next = x->next; /* exec_exited may release x */
         if (x->running)
             exec_exited(x, -1, SIGKILL);
+    }
     if (s->state != CCSB_STATE_DESTROYED)
         session_fail(s, "the sandbox died: %s", why);
 }
@@ -341,9 +343,11 @@ int session_stop_on_loop(struct ccsb_session *s)
     if (s->ops && s->ops->stop)
         s->ops->stop(s); /* kills, reaps, reports exits */
     /* Whatever the backend could not report still gets its events. */
-    for (struct exec *x = s->execs; x; x = x->next)
+    for (struct exec *x = s->execs, *next; x; x = next) {
+        next = x->next; /* exec_exited may release x */
         if (x->running)
             exec_exited(x, -1, SIGKILL);
+    }
     while (s->execs)
         exec_release(s->execs);
     if (s->timer) {

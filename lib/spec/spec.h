@@ -97,6 +97,12 @@ const char *spec_mode_name(int mode);
  * spec_to_json writes every field (defaults included) into a malloc'd
  * string; CCSB_E_SPEC when a string is not valid UTF-8.
  */
+/* name made printable (\xNN) and bounded (64 bytes, then "...") for an
+ * error message; out should hold at least 4 * 64 + 8 bytes. */
+void spec_escape_name(char *out, size_t len, const char *name);
+/* 1 when s is well-formed UTF-8 (no overlongs, no surrogates). */
+int spec_utf8_valid(const char *s);
+
 int spec_from_json(const char *json, size_t len, struct ccsb_spec **out,
                    char *err, size_t errlen);
 int spec_to_json(const struct ccsb_spec *s, char **out);

@@ -73,6 +73,11 @@ static int utf8_valid(const unsigned char *s, size_t len)
     return 1;
 }
 
+int spec_utf8_valid(const char *s)
+{
+    return utf8_valid((const unsigned char *)s, strlen(s));
+}
+
 static int has_control(const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
@@ -253,21 +258,29 @@ static int check_globs(char *err, size_t errlen, const struct strv *list)
     return 0;
 }
 
-/* "env.NAME" with the name made printable and bounded for a message. */
-static void env_field(char *field, size_t len, const char *name)
+void spec_escape_name(char *out, size_t len, const char *name)
 {
-    size_t o = (size_t)snprintf(field, len, "env.");
+    size_t o = 0;
+    if (len == 0)
+        return;
     for (const unsigned char *p = (const unsigned char *)name; *p && o + 8 < len; p++) {
         if (p - (const unsigned char *)name >= 64) {
-            o += (size_t)snprintf(field + o, len - o, "...");
+            o += (size_t)snprintf(out + o, len - o, "...");
             break;
         }
         if (*p >= 0x20 && *p < 0x7F)
-            field[o++] = (char)*p;
+            out[o++] = (char)*p;
         else
-            o += (size_t)snprintf(field + o, len - o, "\\x%02x", *p);
+            o += (size_t)snprintf(out + o, len - o, "\\x%02x", *p);
     }
-    field[o] = '\0';
+    out[o] = '\0';
+}
+
+static void env_field(char *field, size_t len, const char *name)
+{
+    char esc[300];
+    spec_escape_name(esc, sizeof esc, name);
+    snprintf(field, len, "env.%s", esc);
 }
 
 static int env_name_ok(const char *n)

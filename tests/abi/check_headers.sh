@@ -19,10 +19,11 @@ for h in "$inc"/ccsandbox/*.h; do
   if ! "$cxx" -std=c++11 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$tmp/t.cpp" -o "$tmp/t.o"; then
     echo "FAIL: $name as C++"; status=1
   fi
-  # Declared identifiers: functions, typedefs, macros.
-  bad=$( { grep -oE '^#define [A-Za-z_][A-Za-z0-9_]*' "$h" | awk '{print $2}';
-           grep -oE '\b[a-z_][a-z0-9_]*\(' "$h" | tr -d '(';
-           grep -oE '^typedef .*\b([A-Za-z_][A-Za-z0-9_]*)\b;' "$h" | grep -oE '[A-Za-z_][A-Za-z0-9_]*;$' | tr -d ';';
+  # Declared identifiers (comments stripped): functions, typedefs, macros.
+  "$cc" -fpreprocessed -dD -E -P "$h" > "$tmp/code.h" 2>/dev/null
+  bad=$( { grep -oE '^#define [A-Za-z_][A-Za-z0-9_]*' "$tmp/code.h" | awk '{print $2}';
+           grep -oE '\b[a-z_][a-z0-9_]*\(' "$tmp/code.h" | tr -d '(';
+           grep -oE '^typedef .*\b([A-Za-z_][A-Za-z0-9_]*)\b;' "$tmp/code.h" | grep -oE '[A-Za-z_][A-Za-z0-9_]*;$' | tr -d ';';
          } | grep -vE '^(ccsb_|CCSB_|CCSANDBOX_|__attribute__|visibility|defined|sizeof)' \
            | grep -vE '^(void|int|char|const|struct|if|return)$' | sort -u)
   if [ -n "$bad" ]; then
@@ -35,7 +36,9 @@ if [ -n "$others" ]; then
   echo "FAIL: ccsandbox.h includes more than stddef/stdint: $others"; status=1
 fi
 # Only ccsandbox-libevent.h names struct event_base.
-if grep -l 'event_base' "$inc"/ccsandbox/*.h | grep -v 'ccsandbox-libevent.h'; then
+if for h in "$inc"/ccsandbox/*.h; do
+     "$cc" -fpreprocessed -dD -E -P "$h" 2>/dev/null | grep -q 'event_base' && echo "$h"
+   done | grep -v 'ccsandbox-libevent.h'; then
   echo "FAIL: event_base named outside ccsandbox-libevent.h"; status=1
 fi
 [ $status -eq 0 ] && echo "headers: C99, C++ and prefixes ok"

@@ -383,6 +383,18 @@ START_TEST(session_timeout_stops_session)
     wait_exit(ctx, id, &r, 5000);
     ck_assert(r.exited);
     ck_assert_int_eq(r.killed_reason, CCSB_KILL_TIMEOUT);
+    /* The exit comes first, then the session's own state change. */
+    int destroyed = 0;
+    double deadline = now_s() + 5;
+    while (!destroyed && now_s() < deadline) {
+        ccsb_event *ev = NULL;
+        if (ccsb_ctx_wait_event(ctx, 100, &ev) == 0) {
+            destroyed = ccsb_event_type(ev) == CCSB_EVENT_STATE &&
+                        ccsb_event_state(ev) == CCSB_STATE_DESTROYED;
+            ccsb_event_free(ev);
+        }
+    }
+    ck_assert(destroyed);
     ck_assert_int_eq(ccsb_session_state(s), CCSB_STATE_DESTROYED);
     ccsb_session_destroy(s);
     ccsb_spec_free(spec);
