@@ -320,6 +320,10 @@ static int add_binds(struct builder *b)
                      m->guest);
             break;
         }
+        if (!m->exists) { /* a runner state dir that does not exist yet */
+            r = note(b, "%s: does not exist, not mounted", m->host);
+            continue;
+        }
         r = args3(b, m->writable ? "--bind" : "--ro-bind", m->host, m->guest);
         if (!r)
             r = add_vm(b, m->host, m->guest, m->writable);

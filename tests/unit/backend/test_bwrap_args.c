@@ -90,7 +90,7 @@ static void add_mount(const char *host, const char *guest, int writable)
 {
     pol.mounts = realloc(pol.mounts, (pol.n_mounts + 1) * sizeof *pol.mounts);
     pol.mounts[pol.n_mounts++] = (struct policy_mount){strdup(host), strdup(guest), writable,
-                                                       writable ? POLICY_ROOT_BIND : 0};
+                                                       writable ? POLICY_ROOT_BIND : 0, 1};
 }
 
 static void add_path(struct policy_paths *ps, const char *path, const char *resolved)
