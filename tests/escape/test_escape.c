@@ -210,7 +210,8 @@ START_TEST(protected_paths)
     struct h_exec *x = h_run(&h, "echo x >> secret.txt; echo x > secret.txt; rm -f secret.txt; "
                                  "mv secret.txt s2; echo x > conf/app.yml; touch conf/new; "
                                  "rm -rf conf; mv conf c2; chmod 777 secret.txt; "
-                                 "truncate -s 0 secret.txt; ls secret.txt conf/app.yml");
+                                 "truncate -s 0 secret.txt; umount secret.txt; umount -l conf; "
+                                 "ls secret.txt conf/app.yml");
     ck_assert_ptr_nonnull(strstr(x->out, "secret.txt"));
     ck_assert(h_saw_violation(&h, "file-write", NULL));
     free(p1);
@@ -330,12 +331,16 @@ START_TEST(mounts_and_namespaces)
         "mount -t tmpfs none /tmp 2>/dev/null && echo MOUNTED; "
         "unshare -U true 2>/dev/null && echo USERNS; unshare -Ur true 2>/dev/null && echo USERNS2; "
         "mount --bind / /tmp 2>/dev/null && echo BOUND; "
+        "umount /etc/shadow 2>/dev/null && echo UNMOUNTED; umount -l /etc/shadow 2>/dev/null && "
+        "echo UNMOUNTED; cat /etc/shadow >/dev/null 2>&1 && echo SHADOW; "
+        "grep -E '^Cap(Eff|Prm|Bnd|Amb)' /proc/self/status | grep -v '0000000000000000$' && echo CAPS; "
         "echo 1 > /proc/sys/kernel/sysrq 2>/dev/null && echo SYSCTL; "
         "ls /sys 2>/dev/null | head -1; test -e /run/user && echo RUNUSER; "
         "cat /proc/1/environ >/dev/null 2>&1 && echo ENVIRON; "
         "ls -l /proc/1/fd/ 2>/dev/null | grep -c socket; "
         "python3 -c 'import ctypes; l=ctypes.CDLL(None); print(\"TRACED\" if l.ptrace(16, 1, 0, 0) == 0 else \"no\")'");
-    const char *bad[] = {"MOUNTED", "USERNS", "BOUND", "SYSCTL", "RUNUSER", "ENVIRON", "TRACED"};
+    const char *bad[] = {"MOUNTED", "USERNS", "BOUND", "SYSCTL", "RUNUSER", "ENVIRON", "TRACED",
+                         "SHADOW", "CAPS"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         ck_assert_msg(strstr(x->out, bad[i]) == NULL, "%s: %s", bad[i], x->out);
     assert_host_unchanged();

@@ -357,6 +357,26 @@ START_TEST(placeholders_removed_at_stop)
 }
 END_TEST
 
+START_TEST(egress_through_sandbox_listeners)
+{
+    launch();
+    /* The proxies listen inside the sandbox's own network namespace (the
+     * sockets were made there by ccsb-init and handed to the host): the
+     * variables point at 127.0.0.1 and the refusal comes back as an event. */
+    struct h_exec *x = h_run(&h,
+        "case \"$HTTP_PROXY\" in http://127.0.0.1:*) echo http-env;; esac; "
+        "case \"$ALL_PROXY\" in socks5h://127.0.0.1:*) echo socks-env;; esac; "
+        "case \"$GIT_SSH_COMMAND\" in *'ccsb-init connect'*) echo ssh-env;; esac; "
+        "curl -fsS -m 10 http://blocked.invalid/ -o /dev/null 2>/dev/null || echo http-refused; "
+        "/run/ccsb/ccsb-init connect blocked-ssh.invalid 22 </dev/null 2>/dev/null || "
+        "echo socks-refused");
+    ck_assert_str_eq(x->out, "http-env\nsocks-env\nssh-env\nhttp-refused\nsocks-refused\n");
+    h_pump(&h, 100);
+    ck_assert(h_saw_violation(&h, "network-outbound", "blocked.invalid:80"));
+    ck_assert(h_saw_violation(&h, "network-outbound", "blocked-ssh.invalid:22"));
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("bwrap_session");
@@ -381,6 +401,7 @@ static Suite *suite(void)
     tcase_add_test(tc, memory_limit);
     tcase_add_test(tc, details_and_launch_failure_is_clean);
     tcase_add_test(tc, placeholders_removed_at_stop);
+    tcase_add_test(tc, egress_through_sandbox_listeners);
     suite_add_tcase(s, tc);
     return s;
 }
