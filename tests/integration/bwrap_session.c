@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bwrap_harness.h"
@@ -377,6 +378,42 @@ START_TEST(egress_through_sandbox_listeners)
 }
 END_TEST
 
+static int count_fds(void)
+{
+    int n = 0;
+    char path[64];
+    for (int fd = 0; fd < 4096; fd++) {
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        n += access(path, F_OK) == 0;
+    }
+    return n;
+}
+
+START_TEST(no_fd_or_child_leak)
+{
+    launch(); /* warm: the context's own fds exist from here on */
+    h_run(&h, "true");
+    ccsb_session_destroy(h.s);
+    h.s = NULL;
+    h_pump(&h, 50);
+    int before = count_fds();
+    for (int i = 0; i < 5; i++) {
+        launch();
+        uint64_t id = h_start(&h, "sleep 0.05; echo x >&2", 0, 0);
+        uint64_t pty = h_start(&h, "tty", 5, 20);
+        h_wait(&h, id, 10000);
+        h_wait(&h, pty, 10000);
+        h_start(&h, "sleep 30", 0, 0); /* still running at stop */
+        ccsb_session_destroy(h.s);
+        h.s = NULL;
+        h_pump(&h, 20);
+    }
+    ck_assert_int_eq(count_fds(), before);
+    /* every child (bwrap, janitor) reaped, none still running */
+    ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1); /* ECHILD: none left at all */
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("bwrap_session");
@@ -402,6 +439,7 @@ static Suite *suite(void)
     tcase_add_test(tc, details_and_launch_failure_is_clean);
     tcase_add_test(tc, placeholders_removed_at_stop);
     tcase_add_test(tc, egress_through_sandbox_listeners);
+    tcase_add_test(tc, no_fd_or_child_leak);
     suite_add_tcase(s, tc);
     return s;
 }
