@@ -148,6 +148,7 @@ static int relay_start_buffered(struct egress_pair *p, struct bufferevent *clien
  * hello sent early) go out first.
  */
 #define PIPE_BYTES (1024 * 1024)
+#define SMALL_READ (16 * 1024)
 
 struct sside {
     int fd;
@@ -161,6 +162,7 @@ struct sdir {
     size_t inpipe;
     struct evbuffer *pre; /* to dst before anything spliced */
     int readable;         /* src may have bytes (epoll said so, no EAGAIN since) */
+    int spliced;          /* a read filled the small buffer: bulk, so splice from now on */
     int grown;            /* the pipe was enlarged for a bulk transfer */
     int eof, done;
     uint64_t moved;
@@ -228,6 +230,33 @@ static int sdir_pump(struct sdir *d)
         }
         if (evbuffer_get_length(d->pre) || d->inpipe || d->eof || !d->readable)
             break;
+        if (!d->spliced) {
+            /* Small exchanges (a request, a handshake) are cheaper copied
+             * once than with a pipe to set up; bulk switches to splice. */
+            char buf[SMALL_READ];
+            ssize_t n = recv(d->src->fd, buf, sizeof buf, 0);
+            if (n > 0) {
+                d->moved += (uint64_t)n;
+                *d->count += (uint64_t)n;
+                if ((size_t)n == sizeof buf)
+                    d->spliced = 1;
+                ssize_t w = send(d->dst->fd, buf, (size_t)n, MSG_NOSIGNAL);
+                if (w < 0 && errno != EAGAIN && errno != EINTR)
+                    return -1;
+                if (w < 0)
+                    w = 0;
+                if (w < n && evbuffer_add(d->pre, buf + w, (size_t)(n - w)) < 0)
+                    return -1;
+                continue;
+            }
+            if (n == 0)
+                d->eof = 1;
+            else if (errno == EAGAIN || errno == EINTR)
+                d->readable = 0;
+            else
+                return -1;
+            continue;
+        }
         if (d->p[0] < 0 && pipe2(d->p, O_NONBLOCK | O_CLOEXEC) < 0)
             return -1;
         ssize_t n = splice(d->src->fd, NULL, d->p[1], NULL, PIPE_BYTES,
