@@ -144,6 +144,8 @@ static const struct backend_ops *native_ops(void)
 {
 #if defined(__linux__) && defined(CCSB_HAVE_BWRAP_BACKEND)
     return &backend_bwrap_ops;
+#elif defined(__APPLE__) && CCSB_HAVE_SEATBELT
+    return &backend_seatbelt_ops;
 #else
     return NULL;
 #endif
