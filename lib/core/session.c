@@ -269,8 +269,8 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
     if (spec_validate(spec, err, sizeof err) < 0)
         return ctx_err(ctx, CCSB_E_SPEC, "%s", err);
 
-    int backend;
-    const struct backend_ops *ops;
+    int backend = CCSB_BACKEND_NONE;
+    const struct backend_ops *ops = NULL;
     char *note = NULL;
     int r = resolve_backend(ctx, spec->backend, &backend, &ops, &note);
     if (r < 0)
