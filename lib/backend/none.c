@@ -385,13 +385,25 @@ static void on_exit_ready(evutil_socket_t fd, short what, void *arg)
     reap(arg);
 }
 
+/*
+ * The main process is also signalled by pid: it may have left its group
+ * (setpgid into another group of the session), or, with a pty, not have
+ * reached its own setsid yet. Until we reap it its pid cannot be reused.
+ */
+static int signal_main(struct exec *x, int sig)
+{
+    if (x->running && x->pid > 0 && kill(x->pid, sig) < 0 && errno != ESRCH)
+        return -1;
+    return 0;
+}
+
 static int none_kill_exec(struct ccsb_session *s, struct exec *x, int sig)
 {
     struct none_exec *ne = x->bdata;
     pid_t pg = ne ? ne->pgid : x->pid;
     if (kill(-pg, sig) < 0 && errno != ESRCH)
         return CCSB_E_IO;
-    return 0;
+    return signal_main(x, sig) < 0 ? CCSB_E_IO : 0;
 }
 
 static int none_resize(struct ccsb_session *s, struct exec *x, unsigned rows, unsigned cols)
@@ -406,6 +418,8 @@ static int signal_all(struct ccsb_session *s, int sig)
     for (size_t i = 0; ns && i < ns->n; i++)
         if (ns->pgids[i] > 0 && kill(-ns->pgids[i], sig) < 0 && errno == ESRCH)
             ns->pgids[i] = 0; /* the group is gone: never signal a reused id */
+    for (struct exec *x = s->execs; x; x = x->next)
+        signal_main(x, sig);
     return 0;
 }
 

@@ -423,6 +423,120 @@ START_TEST(suspend_and_resume)
 }
 END_TEST
 
+/* ---- the commands some tests run: this program, re-executed ------------ */
+
+static char self_exe[4096];
+
+/*
+ * Joins the host's process group (the same session, so the kernel allows
+ * it): a kill of the exec's own group no longer reaches this process.
+ */
+static int helper_leave_group(void)
+{
+    if (setpgid(0, getpgid(getppid())) < 0) {
+        perror("setpgid");
+        return 2;
+    }
+    fputs("moved\n", stdout);
+    fflush(stdout);
+    sleep(10);
+    return 0;
+}
+
+/* Starts this program with one helper argument; returns the exec id. */
+static uint64_t run_self(ccsb_session *s, const char *helper, uint64_t timeout_ms)
+{
+    const char *argv[] = {self_exe, helper};
+    return run(s, argv, 2, timeout_ms);
+}
+
+/* Pumps events until the exec's stdout contains text (bounded). */
+static void wait_output(ccsb_ctx *ctx, uint64_t id, struct result *r, const char *text,
+                        int max_ms)
+{
+    double deadline = now_s() + max_ms / 1000.0;
+    while (!strstr(r->out, text) && !r->exited && now_s() < deadline) {
+        ccsb_event *ev = NULL;
+        if (ccsb_ctx_wait_event(ctx, 100, &ev) == 0) {
+            absorb(r, ev, id);
+            ccsb_event_free(ev);
+        }
+    }
+}
+
+START_TEST(kill_reaches_main_that_left_its_group)
+{
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    uint64_t id = run_self(s, "--leave-group", 0);
+    struct result r = {0};
+    wait_output(ctx, id, &r, "moved", 5000);
+    ck_assert_msg(strstr(r.out, "moved"), "helper said: %s / %s", r.out, r.err);
+    ck_assert_int_eq(ccsb_exec_kill(s, id), 0);
+    wait_exit(ctx, id, &r, 3000);
+    ck_assert_msg(r.exited, "the kill did not reach a command outside its group");
+    ck_assert_int_eq(r.sig, SIGKILL);
+    ck_assert_int_eq(r.killed_reason, CCSB_KILL_MANUAL);
+
+    /* The timeout too. */
+    id = run_self(s, "--leave-group", 500);
+    struct result r2 = {0};
+    wait_exit(ctx, id, &r2, 3000);
+    ck_assert_msg(r2.exited, "the timeout did not reach a command outside its group");
+    ck_assert_int_eq(r2.killed_reason, CCSB_KILL_TIMEOUT);
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(stop_does_not_wait_for_a_main_outside_its_group)
+{
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    uint64_t id = run_self(s, "--leave-group", 0);
+    struct result r = {0};
+    wait_output(ctx, id, &r, "moved", 5000);
+    ck_assert(strstr(r.out, "moved"));
+    double t0 = now_s();
+    ck_assert_int_eq(ccsb_session_stop(s), 0);
+    ck_assert_msg(now_s() - t0 < 3.0, "stop blocked %.1f s on the command", now_s() - t0);
+    wait_exit(ctx, id, &r, 1000);
+    ck_assert(r.exited);
+    ck_assert_int_eq(r.sig, SIGKILL);
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
+/* A pty exec becomes its own session leader in the child: a kill sent
+ * before the child got there must still land. */
+START_TEST(pty_kill_right_after_start)
+{
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    for (int i = 0; i < 100; i++) {
+        ccsb_exec_req *req = NULL;
+        ccsb_exec_req_new(&req);
+        const char *argv[] = {"sleep", "5"};
+        ccsb_exec_req_set_argv(req, argv, 2);
+        ccsb_exec_req_set_pty(req, 24, 80);
+        uint64_t id;
+        ck_assert_int_eq(ccsb_exec(s, req, &id), 0);
+        ccsb_exec_req_free(req);
+        ck_assert_int_eq(ccsb_exec_kill(s, id), 0);
+        struct result r = {0};
+        wait_exit(ctx, id, &r, 2000);
+        ck_assert_msg(r.exited, "round %d: the kill was lost", i);
+        ck_assert_int_eq(r.sig, SIGKILL);
+    }
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
 static Suite *none_suite(void)
 {
     Suite *s = suite_create("none-backend");
@@ -438,12 +552,21 @@ static Suite *none_suite(void)
     tcase_add_test(tc, caller_owned_event_base);
     tcase_add_test(tc, session_timeout_stops_session);
     tcase_add_test(tc, suspend_and_resume);
+    tcase_add_test(tc, kill_reaches_main_that_left_its_group);
+    tcase_add_test(tc, stop_does_not_wait_for_a_main_outside_its_group);
+    tcase_add_test(tc, pty_kill_right_after_start);
     suite_add_tcase(s, tc);
     return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--leave-group") == 0)
+        return helper_leave_group();
+    ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+    if (n <= 0)
+        return 99;
+    self_exe[n] = 0;
     SRunner *sr = srunner_create(none_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
