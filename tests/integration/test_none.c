@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +29,8 @@ struct result {
     int sig;
     int killed_reason;
     int n_ready, n_starting;
+    uint64_t error_exec;
+    char error_msg[512];
 };
 
 static double now_s(void)
@@ -49,6 +52,10 @@ static void absorb(struct result *r, ccsb_event *ev, uint64_t exec_id)
     if (ccsb_event_exec_id(ev) != exec_id)
         return;
     switch (t) {
+    case CCSB_EVENT_ERROR:
+        r->error_exec = exec_id;
+        snprintf(r->error_msg, sizeof r->error_msg, "%s", ccsb_event_message(ev));
+        break;
     case CCSB_EVENT_STDOUT:
         d = ccsb_event_data(ev, &len);
         if (r->out_len + len < sizeof r->out) {
@@ -537,6 +544,60 @@ START_TEST(pty_kill_right_after_start)
 }
 END_TEST
 
+/* A host's SIGCHLD handler that reaps every child it is told about. */
+static void reap_everything(int sig)
+{
+    int e = errno;
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+    errno = e;
+}
+
+/*
+ * The exit status of a command must never be silently wrong. A host that
+ * ignores SIGCHLD, or reaps any child from its own handler (as the Dart VM
+ * does while it runs processes of its own), can take the status before the
+ * library reads it; then the exit must come with an error event saying so.
+ */
+static void exit_status_survives_host_sigchld(void (*handler)(int))
+{
+    struct sigaction sa = {.sa_handler = handler}, old;
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGCHLD, &sa, &old), 0);
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    for (int i = 0; i < 5; i++) {
+        const char *argv[] = {"sh", "-c", "sleep 0.05; exit 7"};
+        uint64_t id = run(s, argv, 3, 0);
+        struct result r = {0};
+        wait_exit(ctx, id, &r, 5000);
+        ck_assert(r.exited);
+        if (r.code != 7) {
+            ck_assert_msg(r.error_exec == id && strstr(r.error_msg, "SIGCHLD"),
+                          "round %d: exit status %d without an error event (got '%s')", i,
+                          r.code, r.error_msg);
+            ck_assert_int_eq(r.code, 255);
+        }
+    }
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+    sigaction(SIGCHLD, &old, NULL);
+}
+
+START_TEST(exit_status_with_sigchld_ignored)
+{
+    /* SIG_IGN makes the kernel reap SIGCHLD children by itself. */
+    exit_status_survives_host_sigchld(SIG_IGN);
+}
+END_TEST
+
+START_TEST(exit_status_with_host_reaping_any_child)
+{
+    exit_status_survives_host_sigchld(reap_everything);
+}
+END_TEST
+
 static Suite *none_suite(void)
 {
     Suite *s = suite_create("none-backend");
@@ -555,6 +616,8 @@ static Suite *none_suite(void)
     tcase_add_test(tc, kill_reaches_main_that_left_its_group);
     tcase_add_test(tc, stop_does_not_wait_for_a_main_outside_its_group);
     tcase_add_test(tc, pty_kill_right_after_start);
+    tcase_add_test(tc, exit_status_with_sigchld_ignored);
+    tcase_add_test(tc, exit_status_with_host_reaping_any_child);
     suite_add_tcase(s, tc);
     return s;
 }
