@@ -34,6 +34,16 @@ int ctx_err(struct ccsb_ctx *ctx, int code, const char *fmt, ...)
  * Takes ownership. Loop thread only. */
 void ctx_emit(struct ccsb_ctx *ctx, struct ccsb_event *ev);
 
+/*
+ * Backpressure: 1 when the host has not drained CTX_QUEUE_HIGH bytes of
+ * queued events. Output readers then stop reading (the command blocks in
+ * write) until the host drains the queue below CTX_QUEUE_LOW, when the
+ * context calls exec_resume_output for every session. Loop thread.
+ */
+#define CTX_QUEUE_HIGH (8u << 20)
+#define CTX_QUEUE_LOW (2u << 20)
+int ctx_output_blocked(struct ccsb_ctx *ctx);
+
 /* The session list (loop thread only). */
 void ctx_add_session(struct ccsb_ctx *ctx, struct ccsb_session *s);
 void ctx_remove_session(struct ccsb_ctx *ctx, struct ccsb_session *s);

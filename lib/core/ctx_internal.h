@@ -31,6 +31,10 @@ struct ccsb_ctx {
     pthread_mutex_t q_mu;
     struct ccsb_event *q_head, *q_tail;
     int q_efd;
+    size_t q_cost;               /* bytes held by queued events */
+    int throttled;               /* output readers paused until the host drains */
+    int resume_efd;              /* rung when the host drained a throttled queue */
+    struct event *resume_ev;
     ccsb_wakeup_fn wake;
     void *wake_ud;
     ccsb_destroy_fn wake_destroy;

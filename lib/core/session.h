@@ -24,6 +24,7 @@ struct exec {
      * is the master and in_fd a dup of it; err_fd is -1. */
     int in_fd, out_fd, err_fd;
     struct event *out_ev, *err_ev, *timer;
+    int out_paused, err_paused; /* reader stopped by backpressure (ctx.h) */
     int pty;
     pid_t pid;           /* as the host sees it (none) or as the sandbox does (bwrap) */
     int running;         /* the command's main process has not been reported yet */

@@ -598,6 +598,58 @@ START_TEST(exit_status_with_host_reaping_any_child)
 }
 END_TEST
 
+/*
+ * A command that writes faster than the host drains must not grow the
+ * host's memory without bound: the library stops reading its pipes (the
+ * command blocks in write) until the host catches up. Nothing is lost and
+ * the exit still comes after every byte.
+ */
+START_TEST(output_is_throttled_when_the_host_does_not_drain)
+{
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    const size_t total = 64u << 20;
+    const char *argv[] = {"head", "-c", "67108864", "/dev/zero"};
+    uint64_t id = run(s, argv, 4, 0);
+    usleep(1500 * 1000); /* unthrottled, all 64 MiB are queued by now */
+    size_t queued = 0, got = 0;
+    int exited = 0, code = -1;
+    ccsb_event *ev;
+    while (ccsb_ctx_next_event(ctx, &ev) == 0) {
+        size_t len = 0;
+        if (ccsb_event_type(ev) == CCSB_EVENT_STDOUT && ccsb_event_exec_id(ev) == id)
+            ccsb_event_data(ev, &len);
+        queued += len;
+        got += len;
+        exited |= ccsb_event_type(ev) == CCSB_EVENT_EXIT;
+        ccsb_event_free(ev);
+    }
+    ck_assert_msg(queued <= 24u << 20, "%zu bytes queued while the host was not draining",
+                  queued);
+    ck_assert(!exited);
+    double deadline = now_s() + 30;
+    while (!exited && now_s() < deadline) {
+        if (ccsb_ctx_wait_event(ctx, 100, &ev) != 0)
+            continue;
+        size_t len = 0;
+        if (ccsb_event_type(ev) == CCSB_EVENT_STDOUT && ccsb_event_exec_id(ev) == id)
+            ccsb_event_data(ev, &len);
+        got += len;
+        if (ccsb_event_type(ev) == CCSB_EVENT_EXIT && ccsb_event_exec_id(ev) == id) {
+            exited = 1;
+            code = ccsb_event_exit_code(ev);
+        }
+        ccsb_event_free(ev);
+    }
+    ck_assert(exited);
+    ck_assert_int_eq(code, 0);
+    ck_assert_uint_eq(got, total);
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
 static Suite *none_suite(void)
 {
     Suite *s = suite_create("none-backend");
@@ -618,6 +670,7 @@ static Suite *none_suite(void)
     tcase_add_test(tc, pty_kill_right_after_start);
     tcase_add_test(tc, exit_status_with_sigchld_ignored);
     tcase_add_test(tc, exit_status_with_host_reaping_any_child);
+    tcase_add_test(tc, output_is_throttled_when_the_host_does_not_drain);
     suite_add_tcase(s, tc);
     return s;
 }
