@@ -65,6 +65,35 @@ int ctx_on_loop_thread(const struct ccsb_ctx *ctx)
     return pthread_equal(pthread_self(), ctx->thread);
 }
 
+int ctx_in_callback(const struct ccsb_ctx *ctx)
+{
+    return ctx->in_callback && ctx_on_loop_thread(ctx);
+}
+
+static void destroy_doomed(struct ccsb_ctx *ctx)
+{
+    while (ctx->doomed) {
+        struct ccsb_session *s = ctx->doomed;
+        ctx->doomed = s->doomed_next;
+        session_destroy_now(s); /* drops the session's reference, never the last */
+    }
+}
+
+static void on_later(evutil_socket_t fd, short what, void *arg)
+{
+    destroy_doomed(arg);
+}
+
+void ctx_defer_destroy(struct ccsb_ctx *ctx, struct ccsb_session *s)
+{
+    if (s->doomed)
+        return;
+    s->doomed = 1;
+    s->doomed_next = ctx->doomed;
+    ctx->doomed = s;
+    event_active(ctx->later_ev, EV_TIMEOUT, 0);
+}
+
 int ctx_err(struct ccsb_ctx *ctx, int code, const char *fmt, ...)
 {
     if (!ctx)
@@ -188,8 +217,11 @@ void ctx_emit(struct ccsb_ctx *ctx, struct ccsb_event *ev)
     ccsb_wakeup_fn wake = ctx->wake;
     void *wake_ud = ctx->wake_ud;
     pthread_mutex_unlock(&ctx->q_mu);
-    if (was_empty && wake)
+    if (was_empty && wake) {
+        ctx->in_callback++;
         wake(wake_ud);
+        ctx->in_callback--;
+    }
 }
 
 CCSB_API int ccsb_ctx_next_event(ccsb_ctx *ctx, ccsb_event **out)
@@ -420,6 +452,9 @@ void ctx_unref(struct ccsb_ctx *ctx)
 /* Frees the loop objects ctx_init made (any subset); no thread runs. */
 static void ctx_free_loop(struct ccsb_ctx *ctx)
 {
+    if (ctx->later_ev)
+        event_free(ctx->later_ev);
+    ctx->later_ev = NULL;
     if (ctx->resume_ev)
         event_free(ctx->resume_ev);
     ctx->resume_ev = NULL;
@@ -484,9 +519,10 @@ static int ctx_init(struct ccsb_ctx **out, struct event_base *base, char *errbuf
             goto fail;
     }
     ctx->resume_ev = event_new(ctx->base, ctx->resume_efd, EV_READ | EV_PERSIST, on_resume, ctx);
+    ctx->later_ev = event_new(ctx->base, -1, 0, on_later, ctx);
     code = CCSB_E_NOMEM;
     what = "cannot register the resume event";
-    if (!ctx->resume_ev || event_add(ctx->resume_ev, NULL) < 0)
+    if (!ctx->resume_ev || !ctx->later_ev || event_add(ctx->resume_ev, NULL) < 0)
         goto fail;
     if (ctx->own_base) {
         /* The loop thread blocks every signal: the host's signals are
@@ -543,6 +579,7 @@ static int shutdown_on_loop(void *arg)
         struct ccsb_session *s = ctx->sessions;
         session_shutdown(s); /* stops, detaches, removes from the list */
     }
+    destroy_doomed(ctx);
     if (ctx->cb_destroy)
         ctx->cb_destroy(ctx->cb_ud);
     ctx->cb = NULL;

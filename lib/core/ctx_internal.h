@@ -52,6 +52,9 @@ struct ccsb_ctx {
     struct ccsb_probe_result *probe;
 
     struct ccsb_session *sessions; /* loop thread */
+    /* destroyed from inside a callback, freed once it returned (loop thread) */
+    struct ccsb_session *doomed;
+    struct event *later_ev;
 };
 
 void ctx_ref(struct ccsb_ctx *ctx);
@@ -60,5 +63,7 @@ void ctx_unref(struct ccsb_ctx *ctx);
 /* Stops the session, detaches it from the loop and the context list
  * (session.c; used by ccsb_ctx_free). */
 void session_shutdown(struct ccsb_session *s);
+/* Shuts down and frees a session (loop thread, outside callbacks). */
+void session_destroy_now(struct ccsb_session *s);
 
 #endif

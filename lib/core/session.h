@@ -48,7 +48,9 @@ struct ccsb_session {
     struct exec *execs;
     struct event *timer;          /* session wall-clock limit */
     int attached;                 /* registered on the loop */
+    int doomed;                   /* destroyed from a callback, freed later */
     struct ccsb_session *next;    /* context list */
+    struct ccsb_session *doomed_next;
 };
 
 /* Sets state and emits a state event when it changes. */

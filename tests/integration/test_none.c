@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -650,6 +651,90 @@ START_TEST(output_is_throttled_when_the_host_does_not_drain)
 }
 END_TEST
 
+/* A host that ends the session from its own event callback. */
+struct end_in_cb {
+    ccsb_session *s;
+    uint64_t id;
+    char tmpdir[512];
+    atomic_int done;
+    int stop_rc;
+};
+
+static void destroy_on_exit(const ccsb_event *ev, void *ud)
+{
+    struct end_in_cb *st = ud;
+    if (ccsb_event_exec_id(ev) != st->id || atomic_load(&st->done))
+        return;
+    if (ccsb_event_type(ev) == CCSB_EVENT_STDOUT) {
+        size_t len;
+        const uint8_t *d = ccsb_event_data(ev, &len);
+        snprintf(st->tmpdir, sizeof st->tmpdir, "%.*s", (int)len, (const char *)d);
+        st->tmpdir[strcspn(st->tmpdir, "\n")] = 0;
+    }
+    if (ccsb_event_type(ev) == CCSB_EVENT_EXIT) {
+        st->stop_rc = ccsb_session_stop(st->s);
+        ccsb_session_destroy(st->s);
+        atomic_store(&st->done, 1);
+    }
+}
+
+START_TEST(session_ended_from_inside_a_callback)
+{
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    struct end_in_cb st = {0};
+    atomic_init(&st.done, 0);
+    ck_assert_int_eq(ccsb_ctx_set_event_callback(ctx, destroy_on_exit, &st, NULL), 0);
+    st.s = launch_none(ctx, NULL);
+    const char *argv[] = {"sh", "-c", "echo $TMPDIR; sleep 100 >/dev/null 2>&1 &"};
+    ccsb_exec_req *req = NULL;
+    ccsb_exec_req_new(&req);
+    ccsb_exec_req_set_argv(req, argv, 3);
+    /* The id is known before any event of the exec can be delivered: the
+     * exec call runs on the loop thread, which delivers the events. */
+    ck_assert_int_eq(ccsb_exec(st.s, req, &st.id), 0);
+    ccsb_exec_req_free(req);
+    double deadline = now_s() + 10;
+    while (!atomic_load(&st.done) && now_s() < deadline)
+        usleep(10000);
+    ck_assert(atomic_load(&st.done));
+    /* Stopping from inside the callback would free what the caller of the
+     * callback still uses: refused. Destroying is deferred until the
+     * callback has returned, and then complete. */
+    ck_assert_int_eq(st.stop_rc, CCSB_E_REENTRANT);
+    ck_assert(st.tmpdir[0] == '/');
+    struct stat sb;
+    for (int i = 0; i < 200 && stat(st.tmpdir, &sb) == 0; i++)
+        usleep(10000);
+    ck_assert_msg(stat(st.tmpdir, &sb) != 0, "%s is still there", st.tmpdir);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(session_destroyed_in_callback_then_context_freed)
+{
+    /* Caller-owned base: the host never runs the base again after the
+     * callback, so the deferred destroy has to happen in ccsb_ctx_free. */
+    struct event_base *base = event_base_new();
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new_with_event_base(&ctx, base, NULL, 0), 0);
+    struct end_in_cb st = {0};
+    atomic_init(&st.done, 0);
+    ck_assert_int_eq(ccsb_ctx_set_event_callback(ctx, destroy_on_exit, &st, NULL), 0);
+    st.s = launch_none(ctx, NULL);
+    const char *argv[] = {"sh", "-c", "echo $TMPDIR"};
+    st.id = run(st.s, argv, 3, 0);
+    double deadline = now_s() + 10;
+    while (!atomic_load(&st.done) && now_s() < deadline)
+        event_base_loop(base, EVLOOP_ONCE);
+    ck_assert(atomic_load(&st.done));
+    ccsb_ctx_free(ctx);
+    struct stat sb;
+    ck_assert_msg(stat(st.tmpdir, &sb) != 0, "%s is still there", st.tmpdir);
+    event_base_free(base);
+}
+END_TEST
+
 static Suite *none_suite(void)
 {
     Suite *s = suite_create("none-backend");
@@ -671,6 +756,8 @@ static Suite *none_suite(void)
     tcase_add_test(tc, exit_status_with_sigchld_ignored);
     tcase_add_test(tc, exit_status_with_host_reaping_any_child);
     tcase_add_test(tc, output_is_throttled_when_the_host_does_not_drain);
+    tcase_add_test(tc, session_ended_from_inside_a_callback);
+    tcase_add_test(tc, session_destroyed_in_callback_then_context_freed);
     suite_add_tcase(s, tc);
     return s;
 }
