@@ -25,4 +25,4 @@ export PKG_CONFIG_PATH="$build/meson-uninstalled${PKG_CONFIG_PATH:+:$PKG_CONFIG_
 export LD_LIBRARY_PATH="$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export CCSB_SOURCE_ROOT="$src"
 cd "$src/bindings/rust"
-exec "$cargo" test --offline --locked -- --test-threads=2
+exec "$cargo" test --offline --locked -- --test-threads=2 --show-output

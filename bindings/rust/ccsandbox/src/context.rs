@@ -43,17 +43,34 @@ pub(crate) struct Mailbox {
     token: u64,
 }
 
+/// Events for a key nobody has registered yet are held while a launch or an
+/// exec is in flight (its id is known only when the C call returns); at most
+/// this many per key.
+const EARLY_MAX: usize = 4096;
+
 pub(crate) struct Router {
     pub(crate) boxes: HashMap<Key, Mailbox>,
     polling: bool,
     next_token: u64,
     pub(crate) dropped: u64,
+    /// ccsb_launch / ccsb_exec calls in progress.
+    in_flight: usize,
+    early: HashMap<Key, VecDeque<Event>>,
 }
 
 impl Router {
     fn route(&mut self, ev: Event) {
         let output = matches!(ev.kind, EventKind::Stdout | EventKind::Stderr);
         let key = (ev.session_id.clone(), ev.exec_id);
+        if self.in_flight > 0 && !self.boxes.contains_key(&key) {
+            let q = self.early.entry(key).or_default();
+            if q.len() < EARLY_MAX {
+                q.push_back(ev);
+            } else {
+                self.dropped += 1;
+            }
+            return;
+        }
         let exec_open = self.boxes.get(&key).map_or(false, |b| !b.done);
         let target = if exec_open || ev.exec_id == 0 {
             Some(key)
@@ -146,6 +163,8 @@ impl Context {
                     polling: false,
                     next_token: 1,
                     dropped: 0,
+                    in_flight: 0,
+                    early: HashMap::new(),
                 }),
                 cond: Condvar::new(),
                 err_lock: Mutex::new(()),
@@ -209,25 +228,27 @@ impl Context {
         }
         let boxed: Box<Boxed> = Box::new(Box::new(wake));
         let ud = Box::into_raw(boxed) as *mut c_void;
+        // Not under err_lock: the library may ring the new closure on this
+        // very thread before returning, and it must not find a lock held.
         // SAFETY: valid context; on failure the library never calls destroy,
         // so we reclaim the box ourselves.
-        let r = self.call("ccsb_ctx_set_wakeup", || unsafe {
-            sys::ccsb_ctx_set_wakeup(self.inner.ptr, Some(ring), ud, Some(destroy))
-        });
-        if r.is_err() {
+        let r = unsafe { sys::ccsb_ctx_set_wakeup(self.inner.ptr, Some(ring), ud, Some(destroy)) };
+        if r < 0 {
             // SAFETY: the library did not take ownership.
             drop(unsafe { Box::from_raw(ud as *mut Boxed) });
+            return Err(Error::new(r, "ccsb_ctx_set_wakeup", "the doorbell was refused"));
         }
-        r.map(|_| ())
+        Ok(())
     }
 
     /// Removes the wakeup closure (it is dropped).
     pub fn clear_wakeup(&self) -> Result<()> {
         // SAFETY: valid context; NULL wake with NULL userdata/destroy clears.
-        self.call("ccsb_ctx_set_wakeup", || unsafe {
-            sys::ccsb_ctx_set_wakeup(self.inner.ptr, None, ptr::null_mut(), None)
-        })
-        .map(|_| ())
+        let r = unsafe { sys::ccsb_ctx_set_wakeup(self.inner.ptr, None, ptr::null_mut(), None) };
+        if r < 0 {
+            return Err(Error::new(r, "ccsb_ctx_set_wakeup", "cannot clear the doorbell"));
+        }
+        Ok(())
     }
 
     /// Events dropped because no live Session or Exec wanted them.
@@ -237,20 +258,47 @@ impl Context {
 
     // -- mailboxes ----------------------------------------------------------
 
-    pub(crate) fn register(&self, key: Key, max: Option<usize>) -> u64 {
+    /// Marks a launch or exec as in flight: until it lands, events for keys
+    /// nobody registered are held instead of dropped.
+    pub(crate) fn take_off(&self) -> Flight<'_> {
+        lock(&self.inner.router).in_flight += 1;
+        Flight {
+            ctx: self,
+            landed: false,
+        }
+    }
+
+    fn finish_flight(&self, register: Option<(Key, Option<usize>)>) -> u64 {
         let mut r = lock(&self.inner.router);
-        let token = r.next_token;
-        r.next_token += 1;
-        r.boxes.insert(
-            key,
-            Mailbox {
-                events: VecDeque::new(),
-                done: false,
-                dropped: 0,
-                max,
-                token,
-            },
-        );
+        r.in_flight -= 1;
+        let mut token = 0;
+        if let Some((key, max)) = register {
+            token = r.next_token;
+            r.next_token += 1;
+            let held = r.early.remove(&key).unwrap_or_default();
+            r.boxes.insert(
+                key,
+                Mailbox {
+                    events: VecDeque::new(),
+                    done: false,
+                    dropped: 0,
+                    max,
+                    token,
+                },
+            );
+            for ev in held {
+                r.route(ev);
+            }
+        }
+        if r.in_flight == 0 {
+            let held: Vec<_> = r.early.drain().collect();
+            for (_, q) in held {
+                for ev in q {
+                    r.route(ev);
+                }
+            }
+        }
+        self.inner.cond.notify_all();
         token
     }
 
@@ -347,6 +395,29 @@ impl Context {
                 return Err(Error::new(rc, "ccsb_ctx_wait_event", "waiting for an event failed"));
             }
             inner.cond.notify_all();
+        }
+    }
+}
+
+/// A launch or exec in flight (see `Context::take_off`). Dropping it without
+/// `land` (the C call failed) just ends the flight.
+pub(crate) struct Flight<'a> {
+    ctx: &'a Context,
+    landed: bool,
+}
+
+impl Flight<'_> {
+    /// Registers the mailbox for `key`, with the events held for it so far.
+    pub(crate) fn land(mut self, key: Key, max: Option<usize>) -> u64 {
+        self.landed = true;
+        self.ctx.finish_flight(Some((key, max)))
+    }
+}
+
+impl Drop for Flight<'_> {
+    fn drop(&mut self) {
+        if !self.landed {
+            self.ctx.finish_flight(None);
         }
     }
 }

@@ -73,22 +73,24 @@ fn spec_session_id(json: &str) -> Option<String> {
 impl Session {
     pub(crate) fn launch(ctx: &Context, spec: &Spec) -> Result<Session> {
         let wanted = spec_session_id(&spec.to_json()?);
-        // The router stays locked from launch to registration so that no
-        // drain on another thread sees this session's first events before
-        // its mailbox exists.
-        let router = ctx.router();
+        let dup = |id: &str| {
+            Error::new(
+                sys::CCSB_E_STATE,
+                "launch",
+                format!(
+                    "sessionId {:?} is already live in this context; ids must be unique per context",
+                    id
+                ),
+            )
+        };
         if let Some(id) = &wanted {
-            if router.boxes.contains_key(&(id.clone(), 0)) {
-                return Err(Error::new(
-                    sys::CCSB_E_STATE,
-                    "launch",
-                    format!(
-                        "sessionId {:?} is already live in this context; ids must be unique per context",
-                        id
-                    ),
-                ));
+            if ctx.router().boxes.contains_key(&(id.clone(), 0)) {
+                return Err(dup(id));
             }
         }
+        // Until the flight lands, a drain on another thread holds this
+        // session's first events (starting, ready) instead of dropping them.
+        let flight = ctx.take_off();
         let mut p = ptr::null_mut();
         // SAFETY: valid context and spec; out-pointer to a local.
         ctx.call("ccsb_launch", || unsafe {
@@ -96,8 +98,12 @@ impl Session {
         })?;
         // SAFETY: p is a live session.
         let id = text(unsafe { sys::ccsb_session_id(p) });
-        drop(router);
-        let token = ctx.register((id.clone(), 0), Some(SESSION_MAILBOX_MAX));
+        if ctx.router().boxes.contains_key(&(id.clone(), 0)) {
+            // SAFETY: the session we just made; nobody else has it.
+            unsafe { sys::ccsb_session_destroy(p) };
+            return Err(dup(&id));
+        }
+        let token = flight.land((id.clone(), 0), Some(SESSION_MAILBOX_MAX));
         Ok(Session {
             inner: Arc::new(SessionInner {
                 ptr: p,
@@ -188,15 +194,14 @@ impl Session {
     pub fn exec(&self, req: &ExecRequest) -> Result<Exec> {
         let raw = req.build()?;
         let ctx = &self.inner.ctx;
-        let router = ctx.router();
+        let flight = ctx.take_off();
         let mut id: u64 = 0;
         // SAFETY: live session and request; out-pointer to a local.
         ctx.call("ccsb_exec", || unsafe {
             sys::ccsb_exec(self.inner.ptr, raw.0, &mut id)
         })?;
-        drop(router);
         let key = (self.inner.id.clone(), id);
-        let token = ctx.register(key.clone(), None);
+        let token = flight.land(key.clone(), None);
         Ok(Exec {
             session: self.clone(),
             id,
