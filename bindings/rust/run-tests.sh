@@ -24,5 +24,15 @@ export CARGO_TARGET_DIR="$build/bindings/rust/target"
 export PKG_CONFIG_PATH="$build/meson-uninstalled${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 export LD_LIBRARY_PATH="$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export CCSB_SOURCE_ROOT="$src"
+# A sanitizer build: the test binaries (not cargo or rustc) get the runtime
+# preloaded, through cargo's per-target runner.
+if [ -n "${CCSB_TEST_PRELOAD:-}" ]; then
+  rustc=${RUSTC:-$(dirname "$cargo")/rustc}
+  [ -x "$rustc" ] || rustc=rustc
+  triple=$("$rustc" -vV | sed -n 's/^host: //p')
+  var=CARGO_TARGET_$(echo "$triple" | tr 'a-z-' 'A-Z_')_RUNNER
+  export "$var=env LD_PRELOAD=$CCSB_TEST_PRELOAD"
+  echo "test binaries run with LD_PRELOAD=$CCSB_TEST_PRELOAD"
+fi
 cd "$src/bindings/rust"
 exec "$cargo" test --offline --locked -- --test-threads=2 --show-output
