@@ -162,7 +162,7 @@ static int bwrap_works(const char *bwrap, char **why)
 }
 
 /* Explains a failed functional check from the host's knobs. */
-static char *diagnose_userns(const char *bwrap_err)
+char *probe_diagnose_userns(const char *bwrap_err)
 {
     long v;
     char *out = NULL;
@@ -227,7 +227,7 @@ struct ccsb_probe_result *probe_run(void)
             pr->hint = strdup("");
         } else {
             pr->note = strdup("bubblewrap is installed but cannot create a sandbox here");
-            pr->hint = diagnose_userns(why ? why : "unknown error");
+            pr->hint = probe_diagnose_userns(why ? why : "unknown error");
             pr->detail = why;
             why = NULL;
         }

@@ -20,6 +20,11 @@ struct ccsb_probe_result {
 struct ccsb_probe_result *probe_run(void);
 void probe_free(struct ccsb_probe_result *pr);
 
+/* Says which host setting forbids user namespaces and how to fix it, from
+ * bwrap's error text (malloc'd; NULL on ENOMEM). Also used by the bwrap
+ * backend when a launch fails the same way. */
+char *probe_diagnose_userns(const char *bwrap_err);
+
 /* Finds an executable named name on PATH (malloc'd) or NULL. */
 char *probe_find_on_path(const char *name);
 

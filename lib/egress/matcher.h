@@ -1,8 +1,8 @@
 /*
  * A set of parsed entries with lookups whose cost does not grow with the
- * number of entries: one hash table keyed by the normalised entry text
- * ("api.x.com", "*.x.com", "a.*.b.com", "10.0.0.1", "2001:db8::1"). A host
- * with L labels costs at most 1 + 2L probes.
+ * number of entries: hash tables for exact names and addresses, leading
+ * wildcards (by suffix) and middle-label wildcards (by prefix and suffix).
+ * A host with L labels costs one pass over its text and at most 2L probes.
  */
 #ifndef CCSB_EGRESS_MATCHER_H
 #define CCSB_EGRESS_MATCHER_H
@@ -25,7 +25,7 @@ struct egress_entry {
     int kind;           /* EGRESS_NAME .. EGRESS_IP6 */
     uint16_t port;      /* 0: any */
     uint8_t addr[16];
-    const char *key;    /* normalised, shared with the table */
+    const char *key;    /* normalised entry text without the port */
     struct egress_entry *next;
 };
 
@@ -45,6 +45,20 @@ size_t egress_matcher_count(const struct egress_matcher *m);
  */
 const struct egress_entry *egress_matcher_find(const struct egress_matcher *m,
                                                const struct egress_target *t);
+
+/* A target's lookup keys, computed once and used on several matchers. */
+#define EGRESS_MAX_LABELS 128
+struct egress_keys {
+    size_t n, nl;
+    uint64_t whole;
+    uint16_t starts[EGRESS_MAX_LABELS], lens[EGRESS_MAX_LABELS];
+    uint64_t lh[EGRESS_MAX_LABELS], suf[EGRESS_MAX_LABELS];
+};
+/* 0, or -1 for a name with more labels than any host can have. */
+int egress_keys_init(struct egress_keys *k, const struct egress_target *t);
+const struct egress_entry *egress_matcher_find_keys(const struct egress_matcher *m,
+                                                    const struct egress_target *t,
+                                                    const struct egress_keys *k);
 
 /* "baseline denylist", "egressAllowlist", ... */
 const char *egress_origin_name(int origin);

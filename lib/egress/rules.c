@@ -99,30 +99,42 @@ int egress_rules_from_spec(const struct ccsb_spec *spec, struct egress_rules **o
                             spec->egress_deny.n, out, err, errlen);
 }
 
+int egress_rules_decide(const struct egress_rules *r, const struct egress_target *t,
+                        struct egress_verdict *v)
+{
+    v->reason[0] = '\0';
+    struct egress_keys k;
+    v->entry = NULL;
+    v->allowed = 0;
+    if (egress_keys_init(&k, t) < 0)
+        return 0;
+    const struct egress_entry *e = egress_matcher_find_keys(r->deny, t, &k);
+    if (e) {
+        v->entry = e;
+        return 0;
+    }
+    v->entry = egress_matcher_find_keys(r->allow, t, &k);
+    v->allowed = v->entry != NULL;
+    return v->allowed;
+}
+
 int egress_rules_judge(const struct egress_rules *r, const struct egress_target *t,
                        struct egress_verdict *v)
 {
-    const struct egress_entry *e = egress_matcher_find(r->deny, t);
-    v->entry = e;
-    if (e) {
-        v->allowed = 0;
+    const struct egress_entry *e;
+    if (egress_rules_decide(r, t, v)) {
+        e = v->entry;
+        snprintf(v->reason, sizeof v->reason, "allowed by %s entry %s",
+                 egress_origin_name(e->origin), e->text);
+    } else if ((e = v->entry)) {
         snprintf(v->reason, sizeof v->reason, "denied by %s entry %s",
                  egress_origin_name(e->origin), e->text);
-        return 0;
-    }
-    e = egress_matcher_find(r->allow, t);
-    v->entry = e;
-    if (!e) {
-        v->allowed = 0;
+    } else {
         snprintf(v->reason, sizeof v->reason, "%s",
                  r->network_enabled ? "no allowlist entry matches"
                                     : "no allowlist entry matches (networkEnabled is false)");
-        return 0;
     }
-    v->allowed = 1;
-    snprintf(v->reason, sizeof v->reason, "allowed by %s entry %s",
-             egress_origin_name(e->origin), e->text);
-    return 1;
+    return v->allowed;
 }
 
 int egress_hostaddrs_load(struct egress_hostaddrs *h)

@@ -35,9 +35,12 @@ int egress_rules_new(int network_enabled, const char *const *allow, size_t nallo
                      char *err, size_t errlen);
 void egress_rules_free(struct egress_rules *r);
 
-/* Fills v and returns v->allowed. */
+/* Fills v (reason included) and returns v->allowed. */
 int egress_rules_judge(const struct egress_rules *r, const struct egress_target *t,
                        struct egress_verdict *v);
+/* The decision alone: v->reason is left empty (the hot path of lookups). */
+int egress_rules_decide(const struct egress_rules *r, const struct egress_target *t,
+                        struct egress_verdict *v);
 
 /* The host's own interface addresses (IPv4 kept as IPv4-mapped IPv6). */
 struct egress_hostaddrs {

@@ -8,6 +8,8 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <ctype.h>
+#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,11 +152,16 @@ static int add_runner_dirs(struct build *b)
         int r = expand(b, field, dirs->v[i], &host);
         if (r)
             return r;
-        /* It may not exist yet (a cache created on first use); when it does,
-         * where it really is decides what becomes writable. */
-        char *resolved = path_resolve(b->h, host);
+        /* It may not exist yet (a cache created on first use); either way,
+         * where it really is (or would be created) decides what becomes
+         * writable. */
+        int exists = 0;
+        char *resolved = path_canonical(b->h, host, &exists);
+        if (!resolved) {
+            free(host);
+            return nomem(b);
+        }
         r = check_mount_path(b, field, host, resolved);
-        int exists = resolved != NULL;
         free(resolved);
         char *guest = r ? NULL : strdup(host);
         if (r || !guest) {
@@ -167,17 +174,77 @@ static int add_runner_dirs(struct build *b)
     return 0;
 }
 
+/* 1 when the repository's config turns on per-worktree config files. */
+static int worktree_config_enabled(const char *gitdir)
+{
+    char *cfg = path_join(gitdir, "config");
+    FILE *f = cfg ? fopen(cfg, "re") : NULL;
+    free(cfg);
+    if (!f)
+        return 0;
+    char line[512];
+    int on = 0;
+    while (!on && fgets(line, sizeof line, f)) {
+        for (char *c = line; *c; c++)
+            *c = (char)tolower((unsigned char)*c);
+        on = strstr(line, "worktreeconfig") != NULL;
+    }
+    fclose(f);
+    return on;
+}
+
+/*
+ * A wildcard entry of the git-dir set (worktrees, any name, config.worktree):
+ * the directories that exist now get the literal path, existing or not.
+ * A worktree created later could only matter when the repository reads
+ * per-worktree config at all; only then does the glob itself stay in the
+ * policy, and the backend must enforce it at creation time or refuse.
+ */
+static int deny_gitdir_wildcard(struct build *b, const char *gitdir, const char *entry)
+{
+    const char *slash = strrchr(entry, '/');
+    if (!slash || strpbrk(slash, "*?"))
+        return 0; /* only a wildcard directory part is supported (lists.c) */
+    char *dirpart = strndup(entry, (size_t)(slash - entry));
+    char *pattern = dirpart ? path_join(gitdir, dirpart) : NULL;
+    free(dirpart);
+    if (!pattern)
+        return nomem(b);
+    glob_t g;
+    int gr = glob(pattern, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g);
+    free(pattern);
+    int r = 0;
+    for (size_t i = 0; gr == 0 && !r && i < g.gl_pathc; i++) {
+        char *path = path_join(g.gl_pathv[i], slash + 1);
+        r = path ? add_path(b, &b->p->deny_write, path) : nomem(b);
+        free(path);
+    }
+    if (gr == 0)
+        globfree(&g);
+    if (!r && worktree_config_enabled(gitdir)) {
+        char *path = path_join(gitdir, entry);
+        r = path ? add_path(b, &b->p->deny_write, path) : nomem(b);
+        free(path);
+    }
+    return r;
+}
+
 /* The git-dir deny set of one git dir. */
 static int deny_gitdir(struct build *b, const char *gitdir)
 {
     for (const struct policy_entry *e = policy_deny_write_gitdir; e->path; e++) {
         if ((e->flags & POLICY_ENTRY_GIT_CONFIG) && b->spec->allow_git_config)
             continue;
-        char *path = path_join(gitdir, e->path);
-        if (!path)
-            return nomem(b);
-        int r = add_path(b, &b->p->deny_write, path);
-        free(path);
+        int r;
+        if (strpbrk(e->path, "*?")) {
+            r = deny_gitdir_wildcard(b, gitdir, e->path);
+        } else {
+            char *path = path_join(gitdir, e->path);
+            if (!path)
+                return nomem(b);
+            r = add_path(b, &b->p->deny_write, path);
+            free(path);
+        }
         if (r)
             return r;
     }
@@ -236,12 +303,24 @@ static int handle_repo(struct build *b, size_t mount_index, int deny)
     return r;
 }
 
+/* path_kind of a path's resolved spelling. */
+static int root_kind(struct build *b, const char *path)
+{
+    char *r = path_resolve(b->h, path);
+    int k = path_kind(b->h, r ? r : path);
+    free(r);
+    return k;
+}
+
 static int add_mandatory(struct build *b)
 {
     /* Mounts added by handle_repo (worktree git dirs) are not roots of
      * their own: their deny set comes from handle_repo. */
     size_t n = b->p->n_mounts;
     for (size_t i = 0; i < n; i++) {
+        /* A bound file has no inside: nothing to protect in it. */
+        if (b->p->mounts[i].exists && root_kind(b, b->p->mounts[i].host) == 0)
+            continue;
         int writable = b->p->mounts[i].writable;
         if (writable) {
             for (const struct policy_entry *e = policy_deny_write_root; e->path; e++) {
@@ -321,6 +400,52 @@ static int add_secrets(struct build *b)
     return add_spec_paths(b, "denyRead", &b->spec->deny_read, &b->p->deny_read, 0);
 }
 
+/* The spec field a mount came from, for messages. */
+static void mount_field(struct build *b, size_t i, char *out, size_t len)
+{
+    size_t nb = b->spec->n_binds, nr = b->spec->runner_state_dirs.n;
+    if (i < nb)
+        snprintf(out, len, "bindMounts[%zu].hostPath", i);
+    else if (i < nb + nr)
+        snprintf(out, len, "runnerStateDirs[%zu]", i - nb);
+    else
+        snprintf(out, len, "bindMounts (git worktree dir)");
+}
+
+/*
+ * A mount at or inside a read-denied path would either vanish under the
+ * deny (Linux) or, where a deny covers reads only, hand out write access
+ * to a secret store (~/.ssh/authorized_keys). Refuse it instead.
+ */
+static int check_secret_mounts(struct build *b)
+{
+    const struct policy_paths *deny = &b->p->deny_read;
+    for (size_t i = 0; i < b->p->n_mounts; i++) {
+        const char *host = b->p->mounts[i].host;
+        int exists;
+        char *rhost = path_canonical(b->h, host, &exists);
+        if (!rhost)
+            return nomem(b);
+        for (size_t k = 0; k < deny->n; k++) {
+            const struct policy_path *d = &deny->v[k];
+            if (d->is_glob)
+                continue;
+            const char *dp[] = {d->path, d->resolved};
+            for (size_t j = 0; j < 2; j++) {
+                if (!dp[j] || !(path_within(host, dp[j]) || path_within(rhost, dp[j])))
+                    continue;
+                char field[64];
+                mount_field(b, i, field, sizeof field);
+                int r = pfail(b, "%s: %s is inside the read-denied path %s", field, host, dp[j]);
+                free(rhost);
+                return r;
+            }
+        }
+        free(rhost);
+    }
+    return 0;
+}
+
 static int add_env(struct build *b)
 {
     struct ccsb_policy *p = b->p;
@@ -377,6 +502,7 @@ int policy_build(const struct ccsb_spec *spec, const struct policy_host *host,
         (r = add_binds(&b)) || (r = add_runner_dirs(&b)) ||
         (r = add_spec_paths(&b, "protectedPaths", &spec->protected_paths, &p->deny_write, 0)) ||
         (r = add_mandatory(&b)) || (r = add_writable_roots(&b)) || (r = add_secrets(&b)) ||
+        (r = check_secret_mounts(&b)) ||
         (r = add_spec_paths(&b, "execGrantRoots", &spec->exec_grant_roots,
                             &p->exec_grant_roots, 1)) ||
         (r = add_env(&b))) {

@@ -119,8 +119,9 @@ struct ccsb_policy {
  * Builds the policy from a spec (validated again here). Returns 0,
  * CCSB_E_NOMEM, CCSB_E_SPEC (invalid spec), or CCSB_E_POLICY with a message
  * naming the field: "~" without a home, a bind that does not exist, a mount
- * that resolves to / or into /proc, /dev or /sys, guest paths that collide
- * once "~" is expanded. On failure *out is untouched.
+ * that resolves to / or into /proc, /dev or /sys, a mount at or inside a
+ * read-denied path, guest paths that collide once "~" is expanded. On
+ * failure *out is untouched.
  */
 int policy_build(const struct ccsb_spec *spec, const struct policy_host *host,
                  struct ccsb_policy **out, char *err, size_t errlen);

@@ -61,6 +61,8 @@ static char *fake_resolve(const char *path, void *ud)
 static int fake_kind(const char *path, void *ud)
 {
     const struct fake *f = ud;
+    if (listed(f->existing, path))
+        return listed(f->dirs, path) ? 1 : 0;
     /* Called with the resolved spelling; undo the rewrite to look it up. */
     for (size_t i = 0; f->links && f->links[i][0]; i++) {
         if (within(path, f->links[i][1])) {
@@ -75,13 +77,14 @@ static int fake_kind(const char *path, void *ud)
 static const char *const links_default[][2] = {
     {"/tmp", "/private/tmp"},
     {"/home/u/procfs", "/proc/self"},
+    {"/data/sshlink", "/home/u/.ssh"},
     {NULL, NULL},
 };
 
 static const char *const existing_default[] = {
     "/tmp", "/tmp/w", "/tmp/w/src", "/home", "/home/u", "/home/u/proj", "/home/u/.ssh",
     "/home/u/.npm", "/home/u/procfs", "/data", "/data/ro", "/opt", "/opt/tools",
-    "/tmp/w/.vscode", "/tmp/sess", NULL,
+    "/tmp/w/.vscode", "/tmp/sess", "/data/sshlink", "/data/file.txt", NULL,
 };
 static const char *const dirs_default[] = {
     "/tmp", "/tmp/w", "/tmp/w/src", "/home", "/home/u", "/home/u/proj", "/home/u/.ssh",
@@ -233,9 +236,9 @@ START_TEST(mandatory_set_whether_or_not_present)
         ck_assert_int_eq(g->exists, 0);
         ck_assert_ptr_nonnull(g->resolved);
     }
-    const struct policy_path *wt = must_find(&p->deny_write, "/tmp/w/.git/worktrees/*/config.worktree");
-    ck_assert_int_eq(wt->is_glob, 1);
-    ck_assert_str_eq(wt->resolved, "/private/tmp/w/.git/worktrees/*/config.worktree");
+    /* Per-worktree config is off (the repository does not even exist):
+     * no glob, so nothing needs create-time enforcement. */
+    ck_assert_ptr_null(find(&p->deny_write, "/tmp/w/.git/worktrees/*/config.worktree"));
     /* Not inside a subdirectory: only at the root. */
     ck_assert_ptr_null(find(&p->deny_write, "/tmp/w/src/.vscode"));
     policy_free(p);
@@ -457,6 +460,60 @@ START_TEST(errors)
 }
 END_TEST
 
+START_TEST(mount_inside_secret_refused)
+{
+    struct policy_host h = fake_host("/home/u");
+    struct ccsb_spec *s = new_spec();
+    ck_assert_int_eq(spec_add_path(&s->runner_state_dirs, "~/.ssh"), 0);
+    build_fails(s, &h, CCSB_E_POLICY,
+                "runnerStateDirs[0]: /home/u/.ssh is inside the read-denied path /home/u/.ssh");
+    spec_free(s);
+    s = new_spec();
+    ck_assert_int_eq(spec_add_path(&s->runner_state_dirs, "~/.aws/cli/cache"), 0);
+    build_fails(s, &h, CCSB_E_POLICY,
+                "runnerStateDirs[0]: /home/u/.aws/cli/cache is inside the read-denied path "
+                "/home/u/.aws");
+    spec_free(s);
+    /* Read-only does not make it right, and a symlink does not hide it. */
+    s = new_spec();
+    ck_assert_int_eq(spec_add_bind(s, "/data/sshlink", "/keys", 1), 0);
+    build_fails(s, &h, CCSB_E_POLICY,
+                "bindMounts[0].hostPath: /data/sshlink is inside the read-denied path "
+                "/home/u/.ssh");
+    spec_free(s);
+    /* The spec's own denyRead counts too. */
+    s = new_spec();
+    ck_assert_int_eq(spec_add_bind(s, "/data/ro", NULL, 1), 0);
+    ck_assert_int_eq(spec_add_path(&s->deny_read, "/data"), 0);
+    build_fails(s, &h, CCSB_E_POLICY,
+                "bindMounts[0].hostPath: /data/ro is inside the read-denied path /data");
+    spec_free(s);
+    /* A parent of a secret is fine: the secret is masked inside it. */
+    s = new_spec();
+    ck_assert_int_eq(spec_add_bind(s, "~", NULL, 0), 0);
+    struct ccsb_policy *p = build_ok(s, &h);
+    must_find(&p->deny_read, "/home/u/.ssh");
+    must_find(&p->deny_write, "/home/u/.ssh");
+    policy_free(p);
+    spec_free(s);
+}
+END_TEST
+
+START_TEST(bound_file_has_no_inside)
+{
+    struct policy_host h = fake_host("/home/u");
+    struct ccsb_spec *s = new_spec();
+    ck_assert_int_eq(spec_add_bind(s, "/data/file.txt", "/w/file.txt", 0), 0);
+    struct ccsb_policy *p = build_ok(s, &h);
+    ck_assert_int_eq(p->mounts[0].writable, 1);
+    ck_assert_ptr_null(find(&p->deny_write, "/data/file.txt/.bashrc"));
+    ck_assert_ptr_null(find(&p->deny_write, "/data/file.txt/.git/hooks"));
+    ck_assert_uint_eq(p->deny_write.n, 0);
+    policy_free(p);
+    spec_free(s);
+}
+END_TEST
+
 /* ---------- env ---------- */
 
 START_TEST(environment)
@@ -650,6 +707,12 @@ START_TEST(runner_dir_symlink_to_root_refused)
     ck_assert_int_eq(policy_build(s, &real_host, &p, err, sizeof err), CCSB_E_POLICY);
     ck_assert_ptr_nonnull(strstr(err, "resolves to /proc/"));
     spec_free(s);
+    /* Not even when the runner dir does not exist yet. */
+    s = new_spec();
+    ck_assert_int_eq(spec_add_path(&s->runner_state_dirs, tpath("cache2/later")), 0);
+    ck_assert_int_eq(policy_build(s, &real_host, &p, err, sizeof err), CCSB_E_POLICY);
+    ck_assert_ptr_nonnull(strstr(err, "resolves to /proc/"));
+    spec_free(s);
     /* A missing runner dir is fine: it is created on first use. */
     s = new_spec();
     ck_assert_int_eq(spec_add_path(&s->runner_state_dirs, tpath("not-yet")), 0);
@@ -704,7 +767,9 @@ static void check_worktree(int mode)
         must_find(&p->deny_write, tpath("main/.git/worktrees/wt/hooks"));
         must_find(&p->deny_write, tpath("main/.git/worktrees/wt/config"));
         must_find(&p->deny_write, tpath("main/.git/worktrees/wt/config.worktree"));
-        must_find(&p->deny_write, tpath("main/.git/worktrees/*/config.worktree"));
+        /* extensions.worktreeConfig is off: existing worktrees are covered
+         * literally, and there is no glob to enforce at creation time. */
+        ck_assert_ptr_null(find(&p->deny_write, tpath("main/.git/worktrees/*/config.worktree")));
         /* Not the nonsense path below a file. */
         ck_assert_ptr_null(find(&p->deny_write, tpath("wt/.git/hooks")));
     } else {
@@ -855,6 +920,37 @@ START_TEST(real_resolver_defaults)
 }
 END_TEST
 
+START_TEST(worktree_config_extension_keeps_glob)
+{
+    char dir[] = "/tmp/ccsb-wtcfg-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[512];
+    snprintf(path, sizeof path, "%s/.git", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/.git/worktrees", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/.git/worktrees/one", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/.git/config", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("[core]\n\tbare = false\n[extensions]\n\tworktreeConfig = true\n", f);
+    fclose(f);
+    struct ccsb_spec *s = new_spec();
+    ck_assert_int_eq(spec_add_bind(s, dir, NULL, 0), 0);
+    struct policy_host h = {.home = "/nonexistent-home"};
+    struct ccsb_policy *p = build_ok(s, &h);
+    snprintf(path, sizeof path, "%s/.git/worktrees/one/config.worktree", dir);
+    ck_assert_int_eq(must_find(&p->deny_write, path)->exists, 0);
+    snprintf(path, sizeof path, "%s/.git/worktrees/*/config.worktree", dir);
+    ck_assert_int_eq(must_find(&p->deny_write, path)->is_glob, 1);
+    policy_free(p);
+    spec_free(s);
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("policy");
@@ -865,12 +961,15 @@ static Suite *suite(void)
     tcase_add_test(tc, mode_orchestrate);
     tcase_add_test(tc, mandatory_set_whether_or_not_present);
     tcase_add_test(tc, allow_git_config);
+    tcase_add_test(tc, worktree_config_extension_keeps_glob);
     tcase_add_test(tc, protected_paths_and_globs);
     tcase_add_test(tc, secrets);
     tcase_add_test(tc, no_home);
     tcase_add_test(tc, home_expansion);
     tcase_add_test(tc, workdir_default_and_explicit);
     tcase_add_test(tc, errors);
+    tcase_add_test(tc, mount_inside_secret_refused);
+    tcase_add_test(tc, bound_file_has_no_inside);
     tcase_add_test(tc, environment);
     tcase_add_test(tc, scalars_and_session_tmp);
     suite_add_tcase(s, tc);

@@ -1,0 +1,75 @@
+/*
+ * ccsb-init: one small program with three jobs, picked by argv[1].
+ *
+ *   ccsb-init init [options]        PID 1 inside a bubblewrap sandbox: serves
+ *                                   exec requests on the control socket (fd 3)
+ *   ccsb-init janitor [options] -- BWRAP ARGV...
+ *                                   runs on the host between the library and
+ *                                   bwrap when the launch had to create
+ *                                   placeholder mount points; removes them when
+ *                                   the sandbox ends, even if the host was killed
+ *   ccsb-init connect [--port N] HOST PORT
+ *                                   an ssh ProxyCommand through the session's
+ *                                   SOCKS5 port (used by GIT_SSH_COMMAND)
+ */
+#ifndef CCSB_HELPER_INIT_H
+#define CCSB_HELPER_INIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct init_exec_data;
+
+#define INIT_MOUNT_PIN 1
+#define INIT_MOUNT_RO 2
+#define INIT_MOUNT_MASK_DIR 3
+#define INIT_MOUNT_MASK_FILE 4
+
+struct init_mount {
+    int op; /* INIT_MOUNT_* */
+    const char *path;
+};
+
+/* Options of `ccsb-init init`. */
+struct init_opts {
+    struct init_mount *mounts; /* in order; points into argv */
+    size_t n_mounts;
+    int http_port;  /* 0: ephemeral */
+    int socks_port; /* 0: ephemeral */
+    uint64_t rlimit_as;    /* 0: none (set only when cgroups are not used) */
+    uint64_t rlimit_nproc; /* 0: none */
+};
+
+int init_main(int argc, char **argv);
+int janitor_main(int argc, char **argv);
+int connect_main(int argc, char **argv);
+
+/* Parses a decimal number in [0, max]. Returns 0 or -1. */
+int parse_u64(const char *s, uint64_t max, uint64_t *out);
+
+/*
+ * The child side of an exec, after fork: becomes a session leader, takes
+ * its stdio (or the pty slave named slave_name), applies limits, changes
+ * directory and executes. Never returns.
+ */
+struct exec_child {
+    const struct init_exec_data *data;
+    const struct init_opts *opts;
+    int fds[3];             /* stdin, stdout, stderr; unused with a pty */
+    const char *slave_name; /* NULL: no pty */
+};
+__attribute__((noreturn)) void exec_child_run(const struct exec_child *c);
+
+/* Makes the policy's mounts (init_mounts.c). 0 or -errno with err set. */
+int init_apply_mounts(const struct init_mount *m, size_t n, char *err, size_t errlen);
+/* Drops every capability for good and verifies it. 0 or -errno with err set. */
+int init_drop_caps(char *err, size_t errlen);
+
+/*
+ * Opens a listening TCP socket on 127.0.0.1:port (0: ephemeral), CLOEXEC.
+ * Returns the fd (and the bound port in *bound) or -errno.
+ */
+int net_listen_loopback(int port, int *bound);
+
+#endif

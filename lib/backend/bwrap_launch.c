@@ -1,0 +1,544 @@
+/*
+ * Starting and ending one bubblewrap session (caller's thread for start).
+ *
+ * The host spawns bwrap (or the janitor, which then spawns bwrap, when the
+ * plan needs placeholder mount points or cgroups undone afterwards) with:
+ *   fd 0, 1  /dev/null
+ *   fd 2     a pipe: bwrap's and ccsb-init's error text
+ *   fd 3     the sandbox end of the control socketpair (ccsb-init's fd 3)
+ *   fd 4     a sealed memfd with the NUL-separated bwrap argv (--args 4)
+ *   fd 5     the janitor's watch pipe (janitor only)
+ * in its own process group, with default signal dispositions and an empty
+ * environment, then waits (bounded) for ccsb-init's READY.
+ */
+#include "backend/bwrap_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/bwrap_args.h"
+#include "backend/bwrap_locate.h"
+#include "ccsandbox/ccsandbox.h"
+#include "core/ctx.h"
+#include "core/probe.h"
+#include "core/session.h"
+#include "policy/policy.h"
+#include "util/err.h"
+
+#define READY_TIMEOUT_MS 10000
+#define STOP_TIMEOUT_MS 3000
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Keeps a short tail of what bwrap/ccsb-init said, for error messages. */
+static void read_err(struct bwrap_session *bs)
+{
+    char buf[1024];
+    for (int i = 0; i < 16; i++) {
+        ssize_t n = read(bs->errfd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        size_t cap = sizeof bs->errtail - 1;
+        for (ssize_t k = 0; k < n; k++) {
+            if (bs->errtail_len == cap) {
+                memmove(bs->errtail, bs->errtail + cap / 2, cap - cap / 2);
+                bs->errtail_len = cap - cap / 2;
+            }
+            bs->errtail[bs->errtail_len++] = buf[k];
+        }
+        bs->errtail[bs->errtail_len] = '\0';
+    }
+}
+
+static const char *err_text(struct bwrap_session *bs)
+{
+    while (bs->errtail_len && (bs->errtail[bs->errtail_len - 1] == '\n' ||
+                               bs->errtail[bs->errtail_len - 1] == '\r'))
+        bs->errtail[--bs->errtail_len] = '\0';
+    return bs->errtail_len ? bs->errtail : "no message";
+}
+
+/* Is path inside any writable root (either spelling)? */
+static int inside_writable(const struct ccsb_policy *p, const char *path)
+{
+    for (size_t i = 0; i < p->writable_roots.n; i++) {
+        const char *roots[2] = {p->writable_roots.v[i].path, p->writable_roots.v[i].resolved};
+        for (int k = 0; k < 2; k++) {
+            size_t n = roots[k] ? strlen(roots[k]) : 0;
+            if (n && strncmp(path, roots[k], n) == 0 && (path[n] == '/' || path[n] == '\0'))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* bwrap reads only options from --args; the command stays on its argv. */
+static int args_memfd(const struct strv *argv, size_t n)
+{
+    int fd = memfd_create("ccsb-bwrap-args", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const char *a = argv->v[i];
+        size_t len = strlen(a) + 1;
+        while (len) {
+            ssize_t w = write(fd, a, len);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                close(fd);
+                return -1;
+            }
+            a += w;
+            len -= (size_t)w;
+        }
+    }
+    if (lseek(fd, 0, SEEK_SET) != 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* fds at or above 10, so the dup2s to 2..5 cannot clobber a source. */
+static int high(int fd)
+{
+    if (fd < 0 || fd >= 10)
+        return fd;
+    int h = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+    close(fd);
+    return h;
+}
+
+struct fdmap {
+    int src, dst;
+};
+
+/* posix_spawn with stdin/stdout on /dev/null, the given fds in place, its
+ * own process group, default signal dispositions and an empty environment. */
+static int spawn(pid_t *pid, char *const *argv, const struct fdmap *map, size_t n)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    int e = posix_spawn_file_actions_init(&fa);
+    if (e)
+        return e;
+    if ((e = posix_spawnattr_init(&at))) {
+        posix_spawn_file_actions_destroy(&fa);
+        return e;
+    }
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    sigdelset(&all, SIGKILL);
+    sigdelset(&all, SIGSTOP);
+    e = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (!e)
+        e = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    for (size_t i = 0; i < n && !e; i++)
+        e = posix_spawn_file_actions_adddup2(&fa, map[i].src, map[i].dst);
+    /* Own process group: a terminal's ^C for the host is not for the sandbox. */
+    if (!e)
+        e = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                              POSIX_SPAWN_SETSIGDEF);
+    if (!e)
+        e = posix_spawnattr_setpgroup(&at, 0);
+    if (!e)
+        e = posix_spawnattr_setsigmask(&at, &none);
+    if (!e)
+        e = posix_spawnattr_setsigdefault(&at, &all);
+    char *const envp[] = {NULL};
+    if (!e)
+        e = posix_spawn(pid, argv[0], &fa, &at, argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    return e;
+}
+
+static int push_placeholders(const struct bwrap_session *bs, struct strv *out)
+{
+    int r = 0;
+    for (size_t i = 0; i < bs->nph; i++) {
+        const struct placeholder *p = &bs->ph[i];
+        if (!p->dev && !p->ino)
+            continue;
+        r |= strv_push(out, p->is_dir ? "--dir" : "--file") | strv_push(out, p->path) |
+             strv_pushf(out, "%llu", (unsigned long long)p->dev) |
+             strv_pushf(out, "%llu", (unsigned long long)p->ino);
+    }
+    return r;
+}
+
+/* bwrap's argv, behind the janitor when the janitor must start it (cgroups). */
+static int bwrap_argv(struct bwrap_session *bs, const struct bwrap_plan *plan, int parent,
+                      struct strv *out)
+{
+    int r = 0;
+    if (parent) {
+        r |= strv_push(out, bs->helper) | strv_push(out, "janitor") |
+             strv_push(out, "--watch-fd") | strv_push(out, "5") | push_placeholders(bs, out);
+        for (size_t i = 0; i < bs->cg.ndirs; i++)
+            r |= strv_push(out, "--cgroup") | strv_push(out, bs->cg.dirs[i]);
+        r |= strv_push(out, "--");
+    }
+    r |= strv_push(out, bs->bwrap) | strv_push(out, "--args") | strv_push(out, "4");
+    for (size_t i = plan->cmd_at; i < plan->argv.n; i++)
+        r |= strv_push(out, plan->argv.v[i]);
+    return r ? -1 : 0;
+}
+
+/* Waits (bounded) for a child to exit and reaps it; -1 on timeout. */
+static int reap_within(pid_t pid, int pidfd, int timeout_ms)
+{
+    if (pid <= 0)
+        return 0;
+    int64_t end = now_ms() + timeout_ms;
+    for (;;) {
+        int st;
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid || (w < 0 && errno == ECHILD))
+            return 0; /* (ECHILD: the host's own SIGCHLD handler reaped it) */
+        int left = (int)(end - now_ms());
+        if (left <= 0)
+            return -1;
+        if (pidfd >= 0) {
+            struct pollfd p = {.fd = pidfd, .events = POLLIN};
+            poll(&p, 1, left);
+        } else {
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+static void end_child(pid_t *pid, int pidfd, int timeout_ms)
+{
+    if (*pid <= 0)
+        return;
+    if (reap_within(*pid, pidfd, timeout_ms) < 0) {
+        kill(*pid, SIGKILL);
+        reap_within(*pid, pidfd, timeout_ms);
+    }
+    *pid = 0;
+}
+
+static void remove_placeholders(struct bwrap_session *bs)
+{
+    for (size_t i = bs->nph; i-- > 0;)
+        placeholder_remove(&bs->ph[i]);
+}
+
+static void free_placeholders(struct bwrap_session *bs)
+{
+    for (size_t i = 0; i < bs->nph; i++)
+        free((char *)bs->ph[i].path);
+    free(bs->ph);
+    bs->ph = NULL;
+    bs->nph = 0;
+}
+
+void bwrap_teardown(struct ccsb_session *s, struct bwrap_session *bs)
+{
+    bwrap_cgroup_freeze(&bs->cg, 0); /* a frozen v1 task would not even die */
+    if (bs->ctrl >= 0 && !bs->dead) {
+        struct init_msg m;
+        init_msg_init(&m, INIT_MSG_STOP, 0);
+        bwrap_send(bs, &m, NULL, 0);
+    }
+    close_fd(&bs->ctrl);
+    end_child(&bs->pid, bs->pidfd, STOP_TIMEOUT_MS);
+    /* The sandbox is gone: its mount points are plain files and directories
+     * again. The janitor would remove them too; whoever comes first wins. */
+    remove_placeholders(bs);
+    close_fd(&bs->watch_w);
+    end_child(&bs->janitor, -1, STOP_TIMEOUT_MS);
+    free_placeholders(bs);
+    bwrap_cgroup_remove(&bs->cg);
+    close_fd(&bs->pidfd);
+    close_fd(&bs->errfd);
+    close_fd(&bs->listeners[0]);
+    close_fd(&bs->listeners[1]);
+}
+
+static int create_placeholders(struct bwrap_session *bs, const struct bwrap_plan *plan,
+                               char *err, size_t errlen)
+{
+    size_t n = plan->ph_dirs.n + plan->ph_files.n;
+    if (!n)
+        return 0;
+    bs->ph = calloc(n, sizeof *bs->ph);
+    if (!bs->ph)
+        return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        int dir = i < plan->ph_dirs.n;
+        const char *path = dir ? plan->ph_dirs.v[i] : plan->ph_files.v[i - plan->ph_dirs.n];
+        struct placeholder *p = &bs->ph[bs->nph];
+        p->is_dir = dir;
+        p->path = strdup(path);
+        if (!p->path)
+            return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+        bs->nph++;
+        int r = placeholder_create(p);
+        if (r < 0)
+            return errf(err, errlen, CCSB_E_IO,
+                        "cannot create the placeholder %s for a protected path: %s", path,
+                        strerror(-r));
+    }
+    return 0;
+}
+
+static int has_created(const struct bwrap_session *bs)
+{
+    for (size_t i = 0; i < bs->nph; i++)
+        if (bs->ph[i].dev || bs->ph[i].ino)
+            return 1;
+    return 0;
+}
+
+/* The sandbox's HOME: the host home where a mount shows it, else /tmp. */
+static void pick_home(const struct ccsb_policy *p, struct bwrap_session *bs)
+{
+    snprintf(bs->home, sizeof bs->home, "/tmp");
+    if (!p->home)
+        return;
+    size_t hl = strlen(p->home);
+    for (size_t i = 0; i < p->n_mounts; i++) {
+        const struct policy_mount *m = &p->mounts[i];
+        size_t ml = strlen(m->host);
+        if (strncmp(p->home, m->host, ml) == 0 && (p->home[ml] == '/' || p->home[ml] == '\0') &&
+            hl >= ml) {
+            snprintf(bs->home, sizeof bs->home, "%s%s", strcmp(m->guest, "/") ? m->guest : "",
+                     p->home + ml);
+            return;
+        }
+    }
+}
+
+static int wait_ready(struct ccsb_session *s, struct bwrap_session *bs, char *err,
+                      size_t errlen)
+{
+    int64_t end = now_ms() + READY_TIMEOUT_MS;
+    int child_gone = 0;
+    for (;;) {
+        int left = (int)(end - now_ms());
+        if (left <= 0)
+            return errf(err, errlen, CCSB_E_LAUNCH,
+                        "the sandbox did not become ready within %d ms (bwrap said: %s)",
+                        READY_TIMEOUT_MS, err_text(bs));
+        struct pollfd p[3] = {{.fd = bs->ctrl, .events = POLLIN},
+                              {.fd = bs->errfd, .events = POLLIN},
+                              {.fd = child_gone ? -1 : bs->pidfd, .events = POLLIN}};
+        int r = poll(p, 3, left);
+        if (r < 0 && errno != EINTR)
+            return errf(err, errlen, CCSB_E_IO, "poll: %s", strerror(errno));
+        if (r <= 0)
+            continue;
+        if (p[1].revents)
+            read_err(bs);
+        if (p[0].revents) {
+            struct init_msg m;
+            int fds[INIT_MAX_FDS];
+            size_t nfds = INIT_MAX_FDS;
+            int got = init_recv(bs->ctrl, &m, fds, &nfds);
+            if (got > 0 && m.type == INIT_MSG_READY && nfds == 2 &&
+                m.a == INIT_PROTO_VERSION) {
+                bs->listeners[0] = fds[0];
+                bs->listeners[1] = fds[1];
+                bs->http_port = m.b;
+                bs->socks_port = m.c;
+                snprintf(bs->limits_init, sizeof bs->limits_init, "%s", m.text);
+                return 0;
+            }
+            for (size_t i = 0; i < nfds; i++)
+                close(fds[i]);
+            if (got > 0 && m.type == INIT_MSG_FATAL)
+                return errf(err, errlen, CCSB_E_LAUNCH, "the sandbox failed to start: %s",
+                            m.text);
+            if (got > 0)
+                return errf(err, errlen, CCSB_E_LAUNCH,
+                            "ccsb-init spoke an unexpected protocol (message %u, version %d)",
+                            m.type, m.a);
+            /* EOF or error: bwrap failed before ccsb-init ran; read its words. */
+            child_gone = 1;
+        }
+        if (child_gone || (p[2].revents & POLLIN)) {
+            end_child(&bs->pid, bs->pidfd, 2000);
+            read_err(bs);
+            const char *said = err_text(bs);
+            if (strstr(said, "namespace") || strstr(said, "uid map") ||
+                strstr(said, "Operation not permitted") || strstr(said, "No permissions")) {
+                char *why = probe_diagnose_userns(said);
+                int code = errf(err, errlen, CCSB_E_LAUNCH, "bubblewrap cannot start here: %s",
+                                why ? why : said);
+                free(why);
+                return code;
+            }
+            return errf(err, errlen, CCSB_E_LAUNCH, "bubblewrap failed: %s", said);
+        }
+    }
+}
+
+int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, size_t errlen)
+{
+    const struct ccsb_policy *p = s->policy;
+    const struct ccsb_probe_result *pr = ctx_probe(s->ctx);
+    if (!pr || !pr->bwrap_path)
+        return errf(err, errlen, CCSB_E_UNAVAILABLE, "bubblewrap (bwrap) is not installed");
+    bs->bwrap = strdup(pr->bwrap_path);
+    if (!bs->bwrap)
+        return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+    int r = bwrap_locate_helper(&bs->helper, err, errlen);
+    if (r < 0)
+        return r;
+    if (inside_writable(p, bs->helper))
+        return errf(err, errlen, CCSB_E_POLICY,
+                    "the helper %s lies inside a writable root of this session; the sandbox "
+                    "could replace it, so it is not run",
+                    bs->helper);
+    pick_home(p, bs);
+
+    /* Joining a cgroup costs a synchronous RCU grace period (~10-20 ms), so
+     * cgroups are made only when a limit asks for one; suspend then uses
+     * the freezer, and signals otherwise. */
+    r = p->memory_max || p->pids_max
+            ? bwrap_cgroup_setup(&bs->cg, s->id, p->memory_max, p->pids_max)
+            : 0;
+    if (r < 0)
+        return errf(err, errlen, r, "out of memory");
+
+    struct bwrap_opts o = {
+        .helper_path = bs->helper,
+        .session_tmp = NULL, /* a private tmpfs: nothing to clean on the host */
+        .rlimit_as = bs->cg.memory ? 0 : p->memory_max,
+        .rlimit_nproc = bs->cg.pids ? 0 : p->pids_max,
+        .have_guard = 0,
+    };
+    struct bwrap_plan plan;
+    r = bwrap_plan_build(p, &o, &plan, err, errlen);
+    if (r < 0) {
+        bwrap_cgroup_remove(&bs->cg);
+        return r;
+    }
+    int sp[2] = {-1, -1}, ep[2] = {-1, -1}, wp[2] = {-1, -1};
+    int args = -1, jpidfd = -1;
+    struct strv argv = STRV_INIT;
+    r = create_placeholders(bs, &plan, err, errlen);
+    if (r < 0)
+        goto fail;
+    /* The janitor starts bwrap itself when bwrap must begin inside cgroups;
+     * else it watches from the side, off the launch's critical path. */
+    int parent = bs->cg.ndirs > 0;
+    int janitor = parent || has_created(bs);
+
+    args = args_memfd(&plan.argv, plan.cmd_at);
+    if (args < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 ||
+        pipe2(ep, O_CLOEXEC) < 0 || (janitor && pipe2(wp, O_CLOEXEC) < 0)) {
+        r = errf(err, errlen, CCSB_E_IO, "cannot set up the sandbox's channels: %s",
+                 strerror(errno));
+        goto fail;
+    }
+    ep[1] = high(ep[1]);
+    sp[1] = high(sp[1]);
+    args = high(args);
+    wp[0] = high(wp[0]);
+    if (ep[1] < 0 || sp[1] < 0 || args < 0 || (janitor && wp[0] < 0)) {
+        r = errf(err, errlen, CCSB_E_IO, "fcntl: %s", strerror(errno));
+        goto fail;
+    }
+    bs->ctrl = sp[0];
+    bs->errfd = ep[0];
+    bs->watch_w = wp[1];
+    sp[0] = ep[0] = wp[1] = -1;
+    if (bwrap_argv(bs, &plan, parent, &argv) < 0) {
+        r = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+        goto fail;
+    }
+    struct fdmap map[] = {{ep[1], 2}, {sp[1], INIT_CTRL_FD}, {args, 4}, {wp[0], 5}};
+    int e = spawn(&bs->pid, argv.v, map, parent ? 4 : 3);
+    if (e) {
+        r = errf(err, errlen, CCSB_E_LAUNCH, "cannot start %s: %s", argv.v[0], strerror(e));
+        goto fail;
+    }
+    bs->pidfd = pidfd_open(bs->pid, 0);
+    if (bs->pidfd < 0) {
+        r = errf(err, errlen, CCSB_E_IO, "pidfd_open: %s", strerror(errno));
+        goto fail;
+    }
+    if (janitor && !parent) {
+        strv_clear(&argv);
+        jpidfd = high(fcntl(bs->pidfd, F_DUPFD_CLOEXEC, 10));
+        if (jpidfd < 0 || strv_push(&argv, bs->helper) | strv_push(&argv, "janitor") |
+                              strv_push(&argv, "--watch-fd") | strv_push(&argv, "3") |
+                              strv_push(&argv, "--pidfd") | strv_push(&argv, "4") |
+                              push_placeholders(bs, &argv)) {
+            r = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+            goto fail;
+        }
+        struct fdmap jmap[] = {{ep[1], 2}, {wp[0], 3}, {jpidfd, 4}};
+        e = spawn(&bs->janitor, argv.v, jmap, 3);
+        if (e) {
+            r = errf(err, errlen, CCSB_E_LAUNCH, "cannot start the janitor %s: %s", bs->helper,
+                     strerror(e));
+            goto fail;
+        }
+    }
+    close_fd(&jpidfd);
+    close_fd(&sp[1]);
+    close_fd(&ep[1]);
+    close_fd(&args);
+    close_fd(&wp[0]);
+    strv_clear(&argv);
+    if (fcntl(bs->errfd, F_SETFL, O_NONBLOCK) < 0) {
+        r = errf(err, errlen, CCSB_E_IO, "fcntl: %s", strerror(errno));
+        goto fail;
+    }
+    r = wait_ready(s, bs, err, errlen);
+    if (r < 0)
+        goto fail;
+    bwrap_plan_clear(&plan);
+    return 0;
+
+fail:
+    close_fd(&jpidfd);
+    close_fd(&sp[0]);
+    close_fd(&sp[1]);
+    close_fd(&ep[0]);
+    close_fd(&ep[1]);
+    close_fd(&wp[0]);
+    close_fd(&wp[1]);
+    close_fd(&args);
+    strv_clear(&argv);
+    bwrap_plan_clear(&plan);
+    bs->dead = 1;
+    bwrap_teardown(s, bs); /* children, placeholders, cgroups, fds */
+    return r;
+}
