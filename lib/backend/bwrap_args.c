@@ -605,7 +605,8 @@ static int init_op(struct builder *b, const char *op, const char *guest)
 
 static int emit_pins(struct builder *b)
 {
-    qsort(b->pins, b->npins, sizeof *b->pins, cmp_entry_depth);
+    if (b->npins) /* qsort(NULL, 0, ...) is undefined behaviour */
+        qsort(b->pins, b->npins, sizeof *b->pins, cmp_entry_depth);
     int r = 0;
     for (size_t i = 0; i < b->npins && !r; i++)
         r = init_op(b, b->pins[i].ro ? "--ro" : "--pin", b->pins[i].guest);
@@ -614,7 +615,8 @@ static int emit_pins(struct builder *b)
 
 static int emit_masks(struct builder *b)
 {
-    qsort(b->masks, b->nmasks, sizeof *b->masks, cmp_entry_depth);
+    if (b->nmasks)
+        qsort(b->masks, b->nmasks, sizeof *b->masks, cmp_entry_depth);
     int r = 0;
     for (size_t i = 0; i < b->nmasks && !r; i++)
         r = init_op(b, b->masks[i].host ? "--mask-file" : "--mask-dir", b->masks[i].guest);

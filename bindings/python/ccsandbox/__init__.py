@@ -30,7 +30,7 @@ def _L():
 
 
 def version():
-    """The loaded library's version, e.g. "0.1.0"."""
+    """The loaded library's version, e.g. "1.0.0"."""
     return _L().ccsb_version().decode()
 
 

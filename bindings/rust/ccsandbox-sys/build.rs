@@ -12,7 +12,7 @@
 use std::env;
 use std::process::Command;
 
-const MIN_VERSION: (u32, u32) = (0, 1);
+const MIN_VERSION: (u32, u32) = (1, 0);
 const MAX_VERSION: (u32, u32) = (2, 0);
 
 fn parse_version(v: &str) -> Option<(u32, u32)> {

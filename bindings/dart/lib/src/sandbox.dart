@@ -238,7 +238,7 @@ class Sandbox implements Finalizable {
   /// Every event of every session of this context, as it is drained.
   Stream<SandboxEvent> get events => _all.stream;
 
-  /// The library's version ("0.1.0").
+  /// The library's version ("1.0.0").
   String get libraryVersion => _text(_b.ccsb_version());
 
   void _checkOpen() {

@@ -39,8 +39,8 @@ macro_rules! constants {
 }
 
 constants! {
-    CCSB_VERSION_MAJOR: u32 = 0;
-    CCSB_VERSION_MINOR: u32 = 1;
+    CCSB_VERSION_MAJOR: u32 = 1;
+    CCSB_VERSION_MINOR: u32 = 0;
     CCSB_VERSION_PATCH: u32 = 0;
 
     CCSB_OK: c_int = 0;

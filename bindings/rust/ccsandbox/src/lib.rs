@@ -37,7 +37,7 @@ pub use types::{Backend, EventKind, KillReason, Mode, State};
 
 use std::ffi::CStr;
 
-/// The version of the library actually loaded, e.g. "0.1.0".
+/// The version of the library actually loaded, e.g. "1.0.0".
 pub fn version() -> &'static str {
     // SAFETY: a static NUL-terminated string.
     unsafe { CStr::from_ptr(sys::ccsb_version()) }.to_str().unwrap_or("?")
