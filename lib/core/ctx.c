@@ -67,7 +67,50 @@ int ctx_on_loop_thread(const struct ccsb_ctx *ctx)
 
 int ctx_in_callback(const struct ccsb_ctx *ctx)
 {
-    return ctx->in_callback && ctx_on_loop_thread(ctx);
+    return ctx_on_loop_thread(ctx) && ctx->in_callback;
+}
+
+struct pending_destroy {
+    ccsb_destroy_fn fn;
+    void *ud;
+    struct pending_destroy *next;
+};
+
+/* Calls fn(ud) now, or after the running callback when called from one. */
+static void destroy_later(struct ccsb_ctx *ctx, ccsb_destroy_fn fn, void *ud)
+{
+    if (!fn)
+        return;
+    if (!ctx_in_callback(ctx)) {
+        fn(ud);
+        return;
+    }
+    struct pending_destroy *p = malloc(sizeof *p);
+    if (!p)
+        return; /* leaking the userdata beats freeing it under its user */
+    p->fn = fn;
+    p->ud = ud;
+    p->next = NULL;
+    struct pending_destroy **tail = &ctx->pending_destroys;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = p;
+}
+
+static void run_pending_destroys(struct ccsb_ctx *ctx)
+{
+    while (ctx->pending_destroys) {
+        struct pending_destroy *p = ctx->pending_destroys;
+        ctx->pending_destroys = p->next;
+        p->fn(p->ud);
+        free(p);
+    }
+}
+
+static void leave_callback(struct ccsb_ctx *ctx)
+{
+    if (--ctx->in_callback == 0)
+        run_pending_destroys(ctx);
 }
 
 static void destroy_doomed(struct ccsb_ctx *ctx)
@@ -200,7 +243,7 @@ void ctx_emit(struct ccsb_ctx *ctx, struct ccsb_event *ev)
     if (ctx->cb) {
         ctx->in_callback++;
         ctx->cb(ev, ctx->cb_ud);
-        ctx->in_callback--;
+        leave_callback(ctx);
         ccsb_event_free(ev);
         return;
     }
@@ -214,13 +257,19 @@ void ctx_emit(struct ccsb_ctx *ctx, struct ccsb_event *ev)
     ctx->q_cost += event_cost(ev);
     if (was_empty)
         eventfd_ring(ctx->q_efd);
-    ccsb_wakeup_fn wake = ctx->wake;
+    ccsb_wakeup_fn wake = was_empty ? ctx->wake : NULL;
     void *wake_ud = ctx->wake_ud;
+    if (wake)
+        ctx->wake_busy++;
     pthread_mutex_unlock(&ctx->q_mu);
-    if (was_empty && wake) {
+    if (wake) {
         ctx->in_callback++;
         wake(wake_ud);
-        ctx->in_callback--;
+        pthread_mutex_lock(&ctx->q_mu);
+        if (--ctx->wake_busy == 0)
+            pthread_cond_broadcast(&ctx->wake_cv);
+        pthread_mutex_unlock(&ctx->q_mu);
+        leave_callback(ctx);
     }
 }
 
@@ -271,7 +320,7 @@ CCSB_API int ccsb_ctx_wait_event(ccsb_ctx *ctx, int timeout_ms, ccsb_event **out
     if (!ctx || !out)
         return CCSB_E_INVAL;
     *out = NULL;
-    if (ctx->in_callback && ctx_on_loop_thread(ctx))
+    if (ctx_in_callback(ctx))
         return ctx_err(ctx, CCSB_E_REENTRANT,
                        "ccsb_ctx_wait_event called from inside a context callback");
     int r = ccsb_ctx_next_event(ctx, out);
@@ -345,8 +394,7 @@ static int set_cb_on_loop(void *arg)
         pthread_mutex_unlock(&ctx->q_mu);
         resume_output(ctx);
     }
-    if (old_destroy)
-        old_destroy(old_ud);
+    destroy_later(ctx, old_destroy, old_ud);
     return 0;
 }
 
@@ -375,9 +423,13 @@ CCSB_API int ccsb_ctx_set_wakeup(ccsb_ctx *ctx, ccsb_wakeup_fn wake, void *userd
     ctx->wake_ud = userdata;
     ctx->wake_destroy = destroy;
     int pending = ctx->q_head != NULL;
+    /* The loop thread may be ringing the old doorbell right now: its
+     * userdata lives until that returns (unless this is that ring). */
+    if (!ctx_in_callback(ctx))
+        while (ctx->wake_busy)
+            pthread_cond_wait(&ctx->wake_cv, &ctx->q_mu);
     pthread_mutex_unlock(&ctx->q_mu);
-    if (old_destroy)
-        old_destroy(old_ud);
+    destroy_later(ctx, old_destroy, old_ud);
     /* Events queued before the doorbell existed must not go unnoticed. */
     if (pending && wake)
         wake(userdata);
@@ -428,6 +480,7 @@ static void ctx_release_memory(struct ccsb_ctx *ctx)
         ccsb_event_free(ev);
         ev = n;
     }
+    run_pending_destroys(ctx);
     if (ctx->wake_destroy)
         ctx->wake_destroy(ctx->wake_ud);
     if (ctx->q_efd >= 0)
@@ -440,6 +493,7 @@ static void ctx_release_memory(struct ccsb_ctx *ctx)
     pthread_mutex_destroy(&ctx->err_mu);
     pthread_mutex_destroy(&ctx->probe_mu);
     pthread_cond_destroy(&ctx->call_cv);
+    pthread_cond_destroy(&ctx->wake_cv);
     free(ctx);
 }
 
@@ -483,6 +537,7 @@ static int ctx_init(struct ccsb_ctx **out, struct event_base *base, char *errbuf
     pthread_mutex_init(&ctx->err_mu, NULL);
     pthread_mutex_init(&ctx->probe_mu, NULL);
     pthread_cond_init(&ctx->call_cv, NULL);
+    pthread_cond_init(&ctx->wake_cv, NULL);
     int code = CCSB_E_IO;
     const char *what = "eventfd";
     int e = 0;
@@ -597,7 +652,7 @@ CCSB_API void ccsb_ctx_free(ccsb_ctx *ctx)
 {
     if (!ctx)
         return;
-    if (ctx->in_callback && ctx_on_loop_thread(ctx)) {
+    if (ctx_in_callback(ctx)) {
         ctx_err(ctx, CCSB_E_REENTRANT, "ccsb_ctx_free called from inside a context callback");
         return;
     }
