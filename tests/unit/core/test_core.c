@@ -325,6 +325,38 @@ START_TEST(doorbell_replaced_while_ringing)
 }
 END_TEST
 
+START_TEST(session_error_pointer_stays_valid)
+{
+    /* Getters return pointers that live as long as the handle, even when
+     * the session fails again later. */
+    struct event_base *base = event_base_new();
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new_with_event_base(&ctx, base, NULL, 0), 0);
+    struct ccsb_session s = {.ctx = ctx, .id = "s1", .state = CCSB_STATE_WARM};
+    const char *before = ccsb_session_error(&s);
+    ck_assert_str_eq(before, "");
+    session_fail(&s, "the sandbox died: %s", "first");
+    const char *first = ccsb_session_error(&s);
+    ck_assert_str_eq(first, "the sandbox died: first");
+    session_fail(&s, "cannot kill exec %d", 2);
+    ck_assert_str_eq(before, "");
+    ck_assert_str_eq(first, "the sandbox died: first");
+    /* The error that put the session into ERROR is the one reported. */
+    ck_assert_str_eq(ccsb_session_error(&s), "the sandbox died: first");
+    ck_assert_int_eq(ccsb_session_state(&s), CCSB_STATE_ERROR);
+    int errors = 0;
+    ccsb_event *ev;
+    while (ccsb_ctx_next_event(ctx, &ev) == 0) {
+        errors += ccsb_event_type(ev) == CCSB_EVENT_ERROR;
+        ccsb_event_free(ev);
+    }
+    ck_assert_int_eq(errors, 2); /* every failure is still an event */
+    free(s.error);
+    ccsb_ctx_free(ctx);
+    event_base_free(base);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
     Suite *s = suite_create("core");
@@ -338,6 +370,7 @@ static Suite *core_suite(void)
     tcase_add_test(tc, env_is_sanitised);
     tcase_add_test(tc, callback_replaced_from_inside_itself);
     tcase_add_test(tc, doorbell_replaced_while_ringing);
+    tcase_add_test(tc, session_error_pointer_stays_valid);
     suite_add_tcase(s, tc);
     return s;
 }
