@@ -211,6 +211,10 @@ static size_t event_cost(const struct ccsb_event *ev)
     return sizeof *ev + ev->len;
 }
 
+/*
+ * The resume event is on the base only while readers are paused, so that an
+ * idle context leaves a caller's base empty (event_base_dispatch returns).
+ */
 int ctx_output_blocked(struct ccsb_ctx *ctx)
 {
     if (ctx->cb)
@@ -220,11 +224,31 @@ int ctx_output_blocked(struct ccsb_ctx *ctx)
     if (full)
         ctx->throttled = 1;
     pthread_mutex_unlock(&ctx->q_mu);
-    return full;
+    if (!full || ctx->resume_armed)
+        return full;
+    if (event_add(ctx->resume_ev, NULL) < 0) {
+        /* Without a way to resume, reading on beats pausing forever. */
+        pthread_mutex_lock(&ctx->q_mu);
+        ctx->throttled = 0;
+        pthread_mutex_unlock(&ctx->q_mu);
+        return 0;
+    }
+    ctx->resume_armed = 1;
+    return 1;
 }
 
 static void resume_output(struct ccsb_ctx *ctx)
 {
+    pthread_mutex_lock(&ctx->q_mu);
+    int still = ctx->throttled;
+    pthread_mutex_unlock(&ctx->q_mu);
+    if (still)
+        return; /* throttled again since the host rang: stay paused */
+    if (ctx->resume_armed) {
+        event_del(ctx->resume_ev);
+        eventfd_drain(ctx->resume_efd);
+        ctx->resume_armed = 0;
+    }
     for (struct ccsb_session *s = ctx->sessions; s; s = s->next)
         exec_resume_output(s);
 }
@@ -361,8 +385,14 @@ CCSB_API int ccsb_ctx_wait_event(ccsb_ctx *ctx, int timeout_ms, ccsb_event **out
             r = CCSB_E_TIMEDOUT;
             break;
         }
-        if (event_base_loop(ctx->base, EVLOOP_ONCE) < 0) {
+        int lr = event_base_loop(ctx->base, EVLOOP_ONCE);
+        if (lr < 0) {
             r = ctx_err(ctx, CCSB_E_STATE, "the event base cannot be run from here");
+            break;
+        }
+        if (lr == 1) { /* the base is empty: it would return at once, forever */
+            r = ctx_err(ctx, CCSB_E_STATE,
+                        "ccsb_ctx_wait_event: nothing is running that could produce an event");
             break;
         }
     }
@@ -576,8 +606,8 @@ static int ctx_init(struct ccsb_ctx **out, struct event_base *base, char *errbuf
     ctx->resume_ev = event_new(ctx->base, ctx->resume_efd, EV_READ | EV_PERSIST, on_resume, ctx);
     ctx->later_ev = event_new(ctx->base, -1, 0, on_later, ctx);
     code = CCSB_E_NOMEM;
-    what = "cannot register the resume event";
-    if (!ctx->resume_ev || !ctx->later_ev || event_add(ctx->resume_ev, NULL) < 0)
+    what = "cannot create the context's events";
+    if (!ctx->resume_ev || !ctx->later_ev)
         goto fail;
     if (ctx->own_base) {
         /* The loop thread blocks every signal: the host's signals are

@@ -35,7 +35,8 @@ struct ccsb_ctx {
     size_t q_cost;               /* bytes held by queued events */
     int throttled;               /* output readers paused until the host drains */
     int resume_efd;              /* rung when the host drained a throttled queue */
-    struct event *resume_ev;
+    struct event *resume_ev;     /* added only while throttled (loop thread) */
+    int resume_armed;
     ccsb_wakeup_fn wake;
     void *wake_ud;
     ccsb_destroy_fn wake_destroy;

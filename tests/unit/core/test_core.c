@@ -357,10 +357,43 @@ START_TEST(session_error_pointer_stays_valid)
 }
 END_TEST
 
+START_TEST(caller_base_left_empty_when_idle)
+{
+    /* A host may rely on event_base_dispatch returning once nothing is
+     * pending: an idle context keeps nothing registered on its base. */
+    struct event_base *base = event_base_new();
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new_with_event_base(&ctx, base, NULL, 0), 0);
+    ck_assert_int_eq(event_base_loop(base, EVLOOP_NONBLOCK), 1);
+    ccsb_ctx_free(ctx);
+    ck_assert_int_eq(event_base_loop(base, EVLOOP_NONBLOCK), 1);
+    event_base_free(base);
+}
+END_TEST
+
+START_TEST(wait_event_with_nothing_that_could_come)
+{
+    struct event_base *base = event_base_new();
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new_with_event_base(&ctx, base, NULL, 0), 0);
+    ccsb_event *ev = NULL;
+    /* Nothing is registered on the base: waiting forever would spin. */
+    ck_assert_int_eq(ccsb_ctx_wait_event(ctx, -1, &ev), CCSB_E_STATE);
+    ck_assert_ptr_nonnull(strstr(ccsb_ctx_errmsg(ctx), "nothing"));
+    ck_assert_int_eq(ccsb_ctx_wait_event(ctx, 20, &ev), CCSB_E_TIMEDOUT);
+    ctx_emit(ctx, mk(CCSB_EVENT_READY, 0));
+    ck_assert_int_eq(ccsb_ctx_wait_event(ctx, -1, &ev), 0);
+    ccsb_event_free(ev);
+    ccsb_ctx_free(ctx);
+    event_base_free(base);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
     Suite *s = suite_create("core");
     TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 20);
     tcase_add_test(tc, queue_order_and_fd);
     tcase_add_test(tc, doorbell_rings_on_empty_to_nonempty);
     tcase_add_test(tc, callback_bypasses_queue);
@@ -371,6 +404,8 @@ static Suite *core_suite(void)
     tcase_add_test(tc, callback_replaced_from_inside_itself);
     tcase_add_test(tc, doorbell_replaced_while_ringing);
     tcase_add_test(tc, session_error_pointer_stays_valid);
+    tcase_add_test(tc, caller_base_left_empty_when_idle);
+    tcase_add_test(tc, wait_event_with_nothing_that_could_come);
     suite_add_tcase(s, tc);
     return s;
 }
