@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -28,6 +27,7 @@
 #include <jansson.h>
 
 #include "backend/backend.h"
+#include "backend/none_tmp.h"
 #include "ccsandbox/ccsandbox.h"
 #include "core/ctx.h"
 #include "core/event.h"
@@ -99,21 +99,6 @@ static int remember_pgid(struct ccsb_session *s, pid_t pg)
     }
     ns->pgids[ns->n++] = pg;
     return 0;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    if (flag == FTW_DP || flag == FTW_D)
-        rmdir(path);
-    else
-        unlink(path);
-    return 0;
-}
-
-/* Removes the session tmp without following symlinks out of it. */
-static void remove_tree(const char *dir)
-{
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
 static int none_launch(struct ccsb_session *s, char *err, size_t errlen)
@@ -502,7 +487,7 @@ static void none_stop(struct ccsb_session *s)
             reap(x);
     }
     if (s->tmpdir) {
-        remove_tree(s->tmpdir);
+        none_tmp_remove(s->tmpdir);
         free(s->tmpdir);
         s->tmpdir = NULL;
     }
@@ -517,7 +502,7 @@ static void none_destroy(struct ccsb_session *s)
         s->bdata = NULL;
     }
     if (s->tmpdir) {
-        remove_tree(s->tmpdir);
+        none_tmp_remove(s->tmpdir);
         free(s->tmpdir);
         s->tmpdir = NULL;
     }

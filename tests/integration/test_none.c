@@ -771,7 +771,7 @@ static pid_t victim_with_pid(pid_t want)
 
 static void reused_group_survives(int suspend)
 {
-    if (access("/proc/sys/kernel/ns_last_pid", W_OK) != 0) {
+    if (set_last_pid(getpid()) < 0) { /* writable for root only, whatever access() says */
         fprintf(stderr, "skipped: needs a writable /proc/sys/kernel/ns_last_pid (root)\n");
         return;
     }
@@ -824,6 +824,32 @@ START_TEST(suspend_spares_a_reused_group_id)
 }
 END_TEST
 
+START_TEST(stop_removes_a_tmp_made_unwritable)
+{
+    /* Go's module cache and 'chmod -w' leave read-only directories; as an
+     * unprivileged user they cannot be emptied without making them
+     * writable first. (Root passes either way.) */
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    const char *argv[] = {"sh", "-c",
+                          "cd \"$TMPDIR\" && mkdir -p a/b c && touch a/b/f c/g && ln -s / a/up && "
+                          "chmod 500 a/b && chmod 0 a && chmod 300 c && echo \"$TMPDIR\""};
+    uint64_t id = run(s, argv, 3, 0);
+    struct result r = {0};
+    wait_exit(ctx, id, &r, 5000);
+    ck_assert_msg(r.code == 0, "setup failed: %s", r.err);
+    r.out[strcspn(r.out, "\n")] = 0;
+    ck_assert(r.out[0] == '/');
+    ck_assert_int_eq(ccsb_session_stop(s), 0);
+    struct stat st;
+    ck_assert_msg(lstat(r.out, &st) != 0, "%s was left behind", r.out);
+    ck_assert_int_eq(stat("/", &st), 0); /* the symlink was not followed */
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
 static Suite *none_suite(void)
 {
     Suite *s = suite_create("none-backend");
@@ -849,6 +875,7 @@ static Suite *none_suite(void)
     tcase_add_test(tc, session_destroyed_in_callback_then_context_freed);
     tcase_add_test(tc, stop_spares_a_reused_group_id);
     tcase_add_test(tc, suspend_spares_a_reused_group_id);
+    tcase_add_test(tc, stop_removes_a_tmp_made_unwritable);
     suite_add_tcase(s, tc);
     return s;
 }
