@@ -101,12 +101,13 @@ CCSB_API int ccsb_session_backend(const ccsb_session *s)
 
 CCSB_API int ccsb_session_state(const ccsb_session *s)
 {
-    return s ? s->state : CCSB_E_INVAL;
+    return s ? __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) : CCSB_E_INVAL;
 }
 
 CCSB_API const char *ccsb_session_error(const ccsb_session *s)
 {
-    return s && s->error ? s->error : "";
+    const char *e = s ? __atomic_load_n(&s->error, __ATOMIC_ACQUIRE) : NULL;
+    return e ? e : "";
 }
 
 struct details_args {

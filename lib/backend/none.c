@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -28,6 +27,7 @@
 #include <jansson.h>
 
 #include "backend/backend.h"
+#include "backend/none_tmp.h"
 #include "ccsandbox/ccsandbox.h"
 #include "core/ctx.h"
 #include "core/event.h"
@@ -49,16 +49,46 @@ struct none_exec {
     pid_t pgid;
 };
 
-/* Every process group the session started, so that stop also reaches the
- * background processes of execs that already ended. */
+/*
+ * Every process group the session started that may still have members, so
+ * that stop also reaches the background processes of execs that already
+ * ended. A group is forgotten as soon as it is seen empty: its number is
+ * then free for the system to reuse (pids wrap, pid_max is often 32768),
+ * and signalling it later could stop or kill an unrelated process group.
+ * The group of an exec whose main process is reaped is checked right away;
+ * groups that outlived their exec are checked whenever an exec starts.
+ */
 struct none_session {
     pid_t *pgids;
     size_t n, cap;
 };
 
+static void forget_empty_groups(struct none_session *ns)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < ns->n; i++) {
+        pid_t pg = ns->pgids[i];
+        if (pg <= 0 || (kill(-pg, 0) < 0 && errno == ESRCH))
+            continue;
+        ns->pgids[n++] = pg;
+    }
+    ns->n = n;
+}
+
+static void forget_group_if_empty(struct ccsb_session *s, pid_t pg)
+{
+    struct none_session *ns = s->bdata;
+    if (!ns || pg <= 0 || kill(-pg, 0) == 0 || errno != ESRCH)
+        return;
+    for (size_t i = 0; i < ns->n; i++)
+        if (ns->pgids[i] == pg)
+            ns->pgids[i] = 0;
+}
+
 static int remember_pgid(struct ccsb_session *s, pid_t pg)
 {
     struct none_session *ns = s->bdata;
+    forget_empty_groups(ns);
     if (ns->n == ns->cap) {
         size_t cap = ns->cap ? ns->cap * 2 : 16;
         pid_t *v = realloc(ns->pgids, cap * sizeof *v);
@@ -69,21 +99,6 @@ static int remember_pgid(struct ccsb_session *s, pid_t pg)
     }
     ns->pgids[ns->n++] = pg;
     return 0;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    if (flag == FTW_DP || flag == FTW_D)
-        rmdir(path);
-    else
-        unlink(path);
-    return 0;
-}
-
-/* Removes the session tmp without following symlinks out of it. */
-static void remove_tree(const char *dir)
-{
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
 static int none_launch(struct ccsb_session *s, char *err, size_t errlen)
@@ -398,6 +413,7 @@ static void reap(struct exec *x)
         while ((r = waitid(P_PID, (id_t)x->pid, &si, WEXITED)) < 0 && errno == EINTR)
             ;
     release_watch(x);
+    forget_group_if_empty(x->s, ne->pgid);
     if (r < 0)
         status_lost(x);
     else if (si.si_code == CLD_EXITED)
@@ -471,7 +487,7 @@ static void none_stop(struct ccsb_session *s)
             reap(x);
     }
     if (s->tmpdir) {
-        remove_tree(s->tmpdir);
+        none_tmp_remove(s->tmpdir);
         free(s->tmpdir);
         s->tmpdir = NULL;
     }
@@ -486,7 +502,7 @@ static void none_destroy(struct ccsb_session *s)
         s->bdata = NULL;
     }
     if (s->tmpdir) {
-        remove_tree(s->tmpdir);
+        none_tmp_remove(s->tmpdir);
         free(s->tmpdir);
         s->tmpdir = NULL;
     }

@@ -67,7 +67,50 @@ int ctx_on_loop_thread(const struct ccsb_ctx *ctx)
 
 int ctx_in_callback(const struct ccsb_ctx *ctx)
 {
-    return ctx->in_callback && ctx_on_loop_thread(ctx);
+    return ctx_on_loop_thread(ctx) && ctx->in_callback;
+}
+
+struct pending_destroy {
+    ccsb_destroy_fn fn;
+    void *ud;
+    struct pending_destroy *next;
+};
+
+/* Calls fn(ud) now, or after the running callback when called from one. */
+static void destroy_later(struct ccsb_ctx *ctx, ccsb_destroy_fn fn, void *ud)
+{
+    if (!fn)
+        return;
+    if (!ctx_in_callback(ctx)) {
+        fn(ud);
+        return;
+    }
+    struct pending_destroy *p = malloc(sizeof *p);
+    if (!p)
+        return; /* leaking the userdata beats freeing it under its user */
+    p->fn = fn;
+    p->ud = ud;
+    p->next = NULL;
+    struct pending_destroy **tail = &ctx->pending_destroys;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = p;
+}
+
+static void run_pending_destroys(struct ccsb_ctx *ctx)
+{
+    while (ctx->pending_destroys) {
+        struct pending_destroy *p = ctx->pending_destroys;
+        ctx->pending_destroys = p->next;
+        p->fn(p->ud);
+        free(p);
+    }
+}
+
+static void leave_callback(struct ccsb_ctx *ctx)
+{
+    if (--ctx->in_callback == 0)
+        run_pending_destroys(ctx);
 }
 
 static void destroy_doomed(struct ccsb_ctx *ctx)
@@ -168,6 +211,10 @@ static size_t event_cost(const struct ccsb_event *ev)
     return sizeof *ev + ev->len;
 }
 
+/*
+ * The resume event is on the base only while readers are paused, so that an
+ * idle context leaves a caller's base empty (event_base_dispatch returns).
+ */
 int ctx_output_blocked(struct ccsb_ctx *ctx)
 {
     if (ctx->cb)
@@ -177,11 +224,31 @@ int ctx_output_blocked(struct ccsb_ctx *ctx)
     if (full)
         ctx->throttled = 1;
     pthread_mutex_unlock(&ctx->q_mu);
-    return full;
+    if (!full || ctx->resume_armed)
+        return full;
+    if (event_add(ctx->resume_ev, NULL) < 0) {
+        /* Without a way to resume, reading on beats pausing forever. */
+        pthread_mutex_lock(&ctx->q_mu);
+        ctx->throttled = 0;
+        pthread_mutex_unlock(&ctx->q_mu);
+        return 0;
+    }
+    ctx->resume_armed = 1;
+    return 1;
 }
 
 static void resume_output(struct ccsb_ctx *ctx)
 {
+    pthread_mutex_lock(&ctx->q_mu);
+    int still = ctx->throttled;
+    pthread_mutex_unlock(&ctx->q_mu);
+    if (still)
+        return; /* throttled again since the host rang: stay paused */
+    if (ctx->resume_armed) {
+        event_del(ctx->resume_ev);
+        eventfd_drain(ctx->resume_efd);
+        ctx->resume_armed = 0;
+    }
     for (struct ccsb_session *s = ctx->sessions; s; s = s->next)
         exec_resume_output(s);
 }
@@ -200,7 +267,7 @@ void ctx_emit(struct ccsb_ctx *ctx, struct ccsb_event *ev)
     if (ctx->cb) {
         ctx->in_callback++;
         ctx->cb(ev, ctx->cb_ud);
-        ctx->in_callback--;
+        leave_callback(ctx);
         ccsb_event_free(ev);
         return;
     }
@@ -214,13 +281,19 @@ void ctx_emit(struct ccsb_ctx *ctx, struct ccsb_event *ev)
     ctx->q_cost += event_cost(ev);
     if (was_empty)
         eventfd_ring(ctx->q_efd);
-    ccsb_wakeup_fn wake = ctx->wake;
+    ccsb_wakeup_fn wake = was_empty ? ctx->wake : NULL;
     void *wake_ud = ctx->wake_ud;
+    if (wake)
+        ctx->wake_busy++;
     pthread_mutex_unlock(&ctx->q_mu);
-    if (was_empty && wake) {
+    if (wake) {
         ctx->in_callback++;
         wake(wake_ud);
-        ctx->in_callback--;
+        pthread_mutex_lock(&ctx->q_mu);
+        if (--ctx->wake_busy == 0)
+            pthread_cond_broadcast(&ctx->wake_cv);
+        pthread_mutex_unlock(&ctx->q_mu);
+        leave_callback(ctx);
     }
 }
 
@@ -271,7 +344,7 @@ CCSB_API int ccsb_ctx_wait_event(ccsb_ctx *ctx, int timeout_ms, ccsb_event **out
     if (!ctx || !out)
         return CCSB_E_INVAL;
     *out = NULL;
-    if (ctx->in_callback && ctx_on_loop_thread(ctx))
+    if (ctx_in_callback(ctx))
         return ctx_err(ctx, CCSB_E_REENTRANT,
                        "ccsb_ctx_wait_event called from inside a context callback");
     int r = ccsb_ctx_next_event(ctx, out);
@@ -312,8 +385,14 @@ CCSB_API int ccsb_ctx_wait_event(ccsb_ctx *ctx, int timeout_ms, ccsb_event **out
             r = CCSB_E_TIMEDOUT;
             break;
         }
-        if (event_base_loop(ctx->base, EVLOOP_ONCE) < 0) {
+        int lr = event_base_loop(ctx->base, EVLOOP_ONCE);
+        if (lr < 0) {
             r = ctx_err(ctx, CCSB_E_STATE, "the event base cannot be run from here");
+            break;
+        }
+        if (lr == 1) { /* the base is empty: it would return at once, forever */
+            r = ctx_err(ctx, CCSB_E_STATE,
+                        "ccsb_ctx_wait_event: nothing is running that could produce an event");
             break;
         }
     }
@@ -345,8 +424,7 @@ static int set_cb_on_loop(void *arg)
         pthread_mutex_unlock(&ctx->q_mu);
         resume_output(ctx);
     }
-    if (old_destroy)
-        old_destroy(old_ud);
+    destroy_later(ctx, old_destroy, old_ud);
     return 0;
 }
 
@@ -375,9 +453,13 @@ CCSB_API int ccsb_ctx_set_wakeup(ccsb_ctx *ctx, ccsb_wakeup_fn wake, void *userd
     ctx->wake_ud = userdata;
     ctx->wake_destroy = destroy;
     int pending = ctx->q_head != NULL;
+    /* The loop thread may be ringing the old doorbell right now: its
+     * userdata lives until that returns (unless this is that ring). */
+    if (!ctx_in_callback(ctx))
+        while (ctx->wake_busy)
+            pthread_cond_wait(&ctx->wake_cv, &ctx->q_mu);
     pthread_mutex_unlock(&ctx->q_mu);
-    if (old_destroy)
-        old_destroy(old_ud);
+    destroy_later(ctx, old_destroy, old_ud);
     /* Events queued before the doorbell existed must not go unnoticed. */
     if (pending && wake)
         wake(userdata);
@@ -428,6 +510,7 @@ static void ctx_release_memory(struct ccsb_ctx *ctx)
         ccsb_event_free(ev);
         ev = n;
     }
+    run_pending_destroys(ctx);
     if (ctx->wake_destroy)
         ctx->wake_destroy(ctx->wake_ud);
     if (ctx->q_efd >= 0)
@@ -440,6 +523,7 @@ static void ctx_release_memory(struct ccsb_ctx *ctx)
     pthread_mutex_destroy(&ctx->err_mu);
     pthread_mutex_destroy(&ctx->probe_mu);
     pthread_cond_destroy(&ctx->call_cv);
+    pthread_cond_destroy(&ctx->wake_cv);
     free(ctx);
 }
 
@@ -483,6 +567,7 @@ static int ctx_init(struct ccsb_ctx **out, struct event_base *base, char *errbuf
     pthread_mutex_init(&ctx->err_mu, NULL);
     pthread_mutex_init(&ctx->probe_mu, NULL);
     pthread_cond_init(&ctx->call_cv, NULL);
+    pthread_cond_init(&ctx->wake_cv, NULL);
     int code = CCSB_E_IO;
     const char *what = "eventfd";
     int e = 0;
@@ -521,8 +606,8 @@ static int ctx_init(struct ccsb_ctx **out, struct event_base *base, char *errbuf
     ctx->resume_ev = event_new(ctx->base, ctx->resume_efd, EV_READ | EV_PERSIST, on_resume, ctx);
     ctx->later_ev = event_new(ctx->base, -1, 0, on_later, ctx);
     code = CCSB_E_NOMEM;
-    what = "cannot register the resume event";
-    if (!ctx->resume_ev || !ctx->later_ev || event_add(ctx->resume_ev, NULL) < 0)
+    what = "cannot create the context's events";
+    if (!ctx->resume_ev || !ctx->later_ev)
         goto fail;
     if (ctx->own_base) {
         /* The loop thread blocks every signal: the host's signals are
@@ -597,7 +682,7 @@ CCSB_API void ccsb_ctx_free(ccsb_ctx *ctx)
 {
     if (!ctx)
         return;
-    if (ctx->in_callback && ctx_on_loop_thread(ctx)) {
+    if (ctx_in_callback(ctx)) {
         ctx_err(ctx, CCSB_E_REENTRANT, "ccsb_ctx_free called from inside a context callback");
         return;
     }

@@ -10,6 +10,7 @@
 struct event;
 struct event_base;
 struct call;
+struct pending_destroy;
 
 struct ccsb_ctx {
     atomic_int refs;             /* 1 for the handle + 1 per live session */
@@ -34,16 +35,22 @@ struct ccsb_ctx {
     size_t q_cost;               /* bytes held by queued events */
     int throttled;               /* output readers paused until the host drains */
     int resume_efd;              /* rung when the host drained a throttled queue */
-    struct event *resume_ev;
+    struct event *resume_ev;     /* added only while throttled (loop thread) */
+    int resume_armed;
     ccsb_wakeup_fn wake;
     void *wake_ud;
     ccsb_destroy_fn wake_destroy;
+    int wake_busy;               /* rings in progress (set_wakeup waits them out) */
+    pthread_cond_t wake_cv;
 
     /* callback (loop thread) */
     ccsb_event_cb cb;
     void *cb_ud;
     ccsb_destroy_fn cb_destroy;
     int in_callback;
+    /* notifiers of callbacks replaced from inside a callback: they run once
+     * the outermost callback returned (loop thread) */
+    struct pending_destroy *pending_destroys;
 
     pthread_mutex_t err_mu;
     char errmsg[1024];

@@ -54,7 +54,7 @@ void session_set_state(struct ccsb_session *s, int state, const char *why)
 {
     if (s->state == state)
         return;
-    s->state = state;
+    __atomic_store_n(&s->state, state, __ATOMIC_RELEASE); /* read by getters anywhere */
     struct ccsb_event *ev = evt_new(CCSB_EVENT_STATE, s->id, 0);
     if (!ev)
         return;
@@ -74,10 +74,17 @@ void session_fail(struct ccsb_session *s, const char *fmt, ...)
     if (vasprintf(&msg, fmt, ap) < 0)
         msg = NULL;
     va_end(ap);
-    free(s->error);
-    s->error = msg ? msg : strdup("session failed");
-    emit_simple(s, CCSB_EVENT_ERROR, s->error);
-    session_set_state(s, CCSB_STATE_ERROR, s->error);
+    const char *text = msg ? msg : "session failed";
+    emit_simple(s, CCSB_EVENT_ERROR, text);
+    /* The first error is the one that put the session into ERROR. It is
+     * set once: ccsb_session_error's pointer lives as long as the handle,
+     * and other threads may be reading it. */
+    if (!s->error && msg) {
+        __atomic_store_n(&s->error, msg, __ATOMIC_RELEASE);
+        msg = NULL;
+    }
+    session_set_state(s, CCSB_STATE_ERROR, text);
+    free(msg);
 }
 
 void session_violation(struct ccsb_session *s, uint64_t exec_id, const char *action,
@@ -286,9 +293,8 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
     s->backend = backend;
     s->ops = ops;
     s->state = CCSB_STATE_CREATED;
-    s->error = strdup("");
     r = ccsb_spec_copy(spec, &s->spec);
-    if (r < 0 || !s->error) {
+    if (r < 0) {
         s->ops = NULL;
         session_free_memory(s);
         free(note);

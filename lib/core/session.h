@@ -42,7 +42,7 @@ struct ccsb_session {
     const struct backend_ops *ops;
     void *bdata;                  /* backend per-session data */
     int state;                    /* CCSB_STATE_* */
-    char *error;                  /* "" unless state == ERROR */
+    char *error;                  /* NULL until the first failure, then set once */
     char *tmpdir;                 /* host per-session tmp (owned, removed at stop) */
     uint64_t next_exec_id;
     struct exec *execs;

@@ -735,6 +735,121 @@ START_TEST(session_destroyed_in_callback_then_context_freed)
 }
 END_TEST
 
+/*
+ * Pid numbers wrap (pid_max is 32768 on many hosts). Once an exec's process
+ * group is gone its number may belong to an unrelated process group, and
+ * ending the session must not signal that one. ns_last_pid (root only)
+ * makes the reuse happen now instead of after a wrap.
+ */
+static int set_last_pid(pid_t p)
+{
+    FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "we");
+    if (!f)
+        return -1;
+    int ok = fprintf(f, "%d", (int)p) > 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+static pid_t victim_with_pid(pid_t want)
+{
+    for (int attempt = 0; attempt < 20; attempt++) {
+        if (set_last_pid(want - 1) < 0)
+            return -1;
+        pid_t v = fork();
+        if (v == 0) {
+            setpgid(0, 0); /* a process group of its own, like any shell job */
+            pause();
+            _exit(0);
+        }
+        if (v == want)
+            return v;
+        kill(v, SIGKILL);
+        waitpid(v, NULL, 0);
+    }
+    return -1;
+}
+
+static void reused_group_survives(int suspend)
+{
+    if (set_last_pid(getpid()) < 0) { /* writable for root only, whatever access() says */
+        fprintf(stderr, "skipped: needs a writable /proc/sys/kernel/ns_last_pid (root)\n");
+        return;
+    }
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    const char *argv[] = {"sh", "-c", "echo $$"};
+    uint64_t id = run(s, argv, 3, 0);
+    struct result r = {0};
+    wait_exit(ctx, id, &r, 5000);
+    ck_assert(r.exited);
+    pid_t old_group = (pid_t)atoi(r.out);
+    ck_assert_int_gt(old_group, 1);
+    pid_t victim = victim_with_pid(old_group);
+    ck_assert_msg(victim > 0, "could not get pid %d again", (int)old_group);
+    for (int i = 0; i < 100 && getpgid(victim) != victim; i++)
+        usleep(1000);
+    if (suspend) {
+        ck_assert_int_eq(ccsb_session_suspend(s), 0);
+        usleep(100 * 1000);
+        char path[64], st[512] = "";
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)victim);
+        FILE *f = fopen(path, "re");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_ptr_nonnull(fgets(st, sizeof st, f));
+        fclose(f);
+        ck_assert_msg(!strstr(st, ") T "), "suspend stopped an unrelated process group");
+        ck_assert_int_eq(ccsb_session_resume(s), 0);
+    }
+    ck_assert_int_eq(ccsb_session_stop(s), 0);
+    usleep(100 * 1000);
+    int status = 0;
+    pid_t w = waitpid(victim, &status, WNOHANG);
+    kill(victim, SIGKILL);
+    waitpid(victim, NULL, 0);
+    ck_assert_msg(w == 0, "stop killed an unrelated process group (status %#x)", status);
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+}
+
+START_TEST(stop_spares_a_reused_group_id)
+{
+    reused_group_survives(0);
+}
+END_TEST
+
+START_TEST(suspend_spares_a_reused_group_id)
+{
+    reused_group_survives(1);
+}
+END_TEST
+
+START_TEST(stop_removes_a_tmp_made_unwritable)
+{
+    /* Go's module cache and 'chmod -w' leave read-only directories; as an
+     * unprivileged user they cannot be emptied without making them
+     * writable first. (Root passes either way.) */
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    const char *argv[] = {"sh", "-c",
+                          "cd \"$TMPDIR\" && mkdir -p a/b c && touch a/b/f c/g && ln -s / a/up && "
+                          "chmod 500 a/b && chmod 0 a && chmod 300 c && echo \"$TMPDIR\""};
+    uint64_t id = run(s, argv, 3, 0);
+    struct result r = {0};
+    wait_exit(ctx, id, &r, 5000);
+    ck_assert_msg(r.code == 0, "setup failed: %s", r.err);
+    r.out[strcspn(r.out, "\n")] = 0;
+    ck_assert(r.out[0] == '/');
+    ck_assert_int_eq(ccsb_session_stop(s), 0);
+    struct stat st;
+    ck_assert_msg(lstat(r.out, &st) != 0, "%s was left behind", r.out);
+    ck_assert_int_eq(stat("/", &st), 0); /* the symlink was not followed */
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
 static Suite *none_suite(void)
 {
     Suite *s = suite_create("none-backend");
@@ -758,6 +873,9 @@ static Suite *none_suite(void)
     tcase_add_test(tc, output_is_throttled_when_the_host_does_not_drain);
     tcase_add_test(tc, session_ended_from_inside_a_callback);
     tcase_add_test(tc, session_destroyed_in_callback_then_context_freed);
+    tcase_add_test(tc, stop_spares_a_reused_group_id);
+    tcase_add_test(tc, suspend_spares_a_reused_group_id);
+    tcase_add_test(tc, stop_removes_a_tmp_made_unwritable);
     suite_add_tcase(s, tc);
     return s;
 }
