@@ -229,6 +229,17 @@ static int attach_on_loop(void *arg)
 {
     struct attach_args *a = arg;
     struct ccsb_session *s = a->s;
+    /* Events are routed by session id: two live sessions of one context
+     * must never share one. Checked here, on the loop thread that owns the
+     * list, so concurrent launches cannot both pass. */
+    for (struct ccsb_session *o = s->ctx->sessions; o; o = o->next) {
+        if (strcmp(o->id, s->id) == 0 && o->state != CCSB_STATE_DESTROYED) {
+            snprintf(a->err, sizeof a->err,
+                     "sessionId: \"%s\" is already used by a live session of this context",
+                     s->id);
+            return CCSB_E_STATE;
+        }
+    }
     if (s->ops->attach) {
         int r = s->ops->attach(s, a->err, sizeof a->err);
         if (r < 0)

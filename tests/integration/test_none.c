@@ -305,6 +305,29 @@ START_TEST(pty_exec_answers_tty)
 }
 END_TEST
 
+START_TEST(duplicate_session_id_refused)
+{
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL); /* sessionId "itest" */
+    ccsb_spec *spec = NULL;
+    ccsb_spec_new(&spec);
+    ccsb_spec_set_backend(spec, CCSB_BACKEND_NONE);
+    ccsb_spec_set_session_id(spec, "itest");
+    ccsb_session *dup = NULL;
+    ck_assert_int_eq(ccsb_launch(ctx, spec, &dup), CCSB_E_STATE);
+    ck_assert_ptr_null(dup);
+    ck_assert_ptr_nonnull(strstr(ccsb_ctx_errmsg(ctx), "already used"));
+    /* Once the first one is stopped, the id is free again. */
+    ck_assert_int_eq(ccsb_session_stop(s), 0);
+    ck_assert_int_eq(ccsb_launch(ctx, spec, &dup), 0);
+    ccsb_session_destroy(dup);
+    ccsb_session_destroy(s);
+    ccsb_spec_free(spec);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(microvm_never_falls_back)
 {
     ccsb_ctx *ctx = NULL;
@@ -861,6 +884,7 @@ static Suite *none_suite(void)
     tcase_add_test(tc, stdin_pipe_and_many_execs);
     tcase_add_test(tc, pty_exec_answers_tty);
     tcase_add_test(tc, microvm_never_falls_back);
+    tcase_add_test(tc, duplicate_session_id_refused);
     tcase_add_test(tc, invalid_spec_launches_nothing);
     tcase_add_test(tc, caller_owned_event_base);
     tcase_add_test(tc, session_timeout_stops_session);
