@@ -653,6 +653,9 @@ static int emit_init(struct builder *b)
     b->out->cmd_at = b->out->argv.n;
     if (!r)
         r = args3(b, "--", INIT_GUEST_PATH, "init");
+    /* Placeholders are made by the host while bwrap starts: wait for them. */
+    if (!r && (b->out->ph_files.n || b->out->ph_dirs.n))
+        r = arg(b, "--await-go");
     for (size_t i = 0; !r && i < b->out->init_mounts.n; i++)
         r = arg(b, b->out->init_mounts.v[i]);
     char num[32];
