@@ -122,20 +122,25 @@ static char *join(const char *a, const char *rest)
     return s;
 }
 
+/*
+ * Either shape blocks the path (an empty read-only file cannot become a
+ * directory and the reverse); the shape only decides which error a
+ * program sees, so guess what the name usually is: tool directories and
+ * "*.d" are directories, everything else (rc files, .json, .yml, ...) files.
+ */
 int bwrap_name_looks_like_dir(const char *name)
 {
-    static const char *const file_endings[] = {"rc", "profile", "config", "modules", "ignore",
-                                               "env", "login", "logout", "attributes", NULL};
-    const char *base = name[0] == '.' ? name + 1 : name;
-    if (strchr(base, '.'))
-        return 0; /* .mcp.json, settings.json */
-    size_t n = strlen(base);
-    for (size_t i = 0; file_endings[i]; i++) {
-        size_t k = strlen(file_endings[i]);
-        if (n >= k && strcmp(base + n - k, file_endings[i]) == 0)
-            return 0;
-    }
-    return 1;
+    static const char *const dirs[] = {
+        "hooks", "info", "objects", "refs", ".git", ".ssh", ".config", ".vscode", ".idea",
+        ".claude", ".codex", ".cursor", ".gemini", ".continue", ".devcontainer", ".gnupg",
+        ".aws", ".kube", ".docker", "fish", "autostart", "systemd", "environment.d", "nvim",
+        "git", "direnv", NULL,
+    };
+    for (size_t i = 0; dirs[i]; i++)
+        if (strcmp(name, dirs[i]) == 0)
+            return 1;
+    size_t n = strlen(name);
+    return n > 2 && strcmp(name + n - 2, ".d") == 0;
 }
 
 /* ---- the view: what is mounted where --------------------------------------- */

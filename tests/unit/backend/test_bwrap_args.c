@@ -460,9 +460,11 @@ END_TEST
 
 START_TEST(placeholder_shapes)
 {
-    const char *dirs[] = {".vscode", ".idea", ".claude", ".codex", "hooks", ".git"};
+    const char *dirs[] = {".vscode", ".idea", ".claude", ".codex", "hooks", ".git", ".emacs.d",
+                          ".config"};
     const char *files[] = {".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile",
-                           ".gitconfig", ".gitmodules", "config", ".mcp.json", ".zshenv"};
+                           ".gitconfig", ".gitmodules", "config", ".mcp.json", ".zshenv",
+                           ".bash_aliases", ".pam_environment", ".envrc", ".aider.conf.yml"};
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
         ck_assert_msg(bwrap_name_looks_like_dir(dirs[i]), "%s", dirs[i]);
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
