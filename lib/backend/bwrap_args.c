@@ -538,6 +538,27 @@ static int deny_write_glob(struct builder *b, const struct policy_path *pp)
 
 /* ---- step 5: deny-read ---------------------------------------------------------------- */
 
+/* Pins each directory between a writable mount's root and guest path g
+ * (exclusive), so g cannot be moved away and replaced by something new. */
+static int pin_ancestors(struct builder *b, const char *g)
+{
+    const struct vmount *m = effective(b, g);
+    if (!m || !m->writable || !m->host || strcmp(g, m->guest) == 0)
+        return 0;
+    char *cur = strdup(g);
+    if (!cur)
+        return NOMEM(b);
+    size_t root_len = strcmp(m->guest, "/") == 0 ? 0 : strlen(m->guest);
+    int r = 0;
+    for (char *sep = strchr(cur + root_len + 1, '/'); sep && !r; sep = strchr(sep + 1, '/')) {
+        *sep = '\0';
+        r = add_entry(b, &b->pins, &b->npins, cur, NULL, 0);
+        *sep = '/';
+    }
+    free(cur);
+    return r;
+}
+
 static int mask_spelling(struct builder *b, const struct policy_path *pp, const char *s)
 {
     struct strv guests = STRV_INIT;
@@ -550,6 +571,10 @@ static int mask_spelling(struct builder *b, const struct policy_path *pp, const 
             r = add_entry(b, &b->masks, &b->nmasks, guests.v[i], "/dev/null", 1);
         else
             continue;
+        /* a secret the host writes later must land under the mask, not
+         * in a look-alike directory made after moving the real one away */
+        if (!r)
+            r = pin_ancestors(b, guests.v[i]);
         if (!r)
             r = note(b, "deny-read %s: hidden at %s (%s)", pp->path, guests.v[i],
                      kind == BWRAP_KIND_DIR ? "empty read-only tmpfs" : "/dev/null");
