@@ -54,6 +54,9 @@ extern const struct backend_ops backend_none_ops;
 #ifdef __linux__
 extern const struct backend_ops backend_bwrap_ops;
 #endif
+#ifdef __APPLE__
+extern const struct backend_ops backend_seatbelt_ops; /* built when CCSB_HAVE_SEATBELT */
+#endif
 
 /*
  * The command's environment: inherited variables minus the strip list

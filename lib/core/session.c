@@ -144,6 +144,8 @@ static const struct backend_ops *native_ops(void)
 {
 #if defined(__linux__) && defined(CCSB_HAVE_BWRAP_BACKEND)
     return &backend_bwrap_ops;
+#elif defined(__APPLE__) && CCSB_HAVE_SEATBELT
+    return &backend_seatbelt_ops;
 #else
     return NULL;
 #endif
@@ -267,8 +269,8 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
     if (spec_validate(spec, err, sizeof err) < 0)
         return ctx_err(ctx, CCSB_E_SPEC, "%s", err);
 
-    int backend;
-    const struct backend_ops *ops;
+    int backend = CCSB_BACKEND_NONE;
+    const struct backend_ops *ops = NULL;
     char *note = NULL;
     int r = resolve_backend(ctx, spec->backend, &backend, &ops, &note);
     if (r < 0)
@@ -373,9 +375,22 @@ static int destroy_on_loop(void *arg)
     return 0;
 }
 
+void session_destroy_now(struct ccsb_session *s)
+{
+    struct ccsb_ctx *ctx = s->ctx;
+    session_shutdown(s);
+    session_free_memory(s);
+    ctx_unref(ctx);
+}
+
 void session_destroy(struct ccsb_session *s)
 {
     struct ccsb_ctx *ctx = s->ctx;
+    /* The code that called the callback still uses the session. */
+    if (ctx_in_callback(ctx)) {
+        ctx_defer_destroy(ctx, s);
+        return;
+    }
     /* After ccsb_ctx_free the session was already shut down there. */
     if (ctx_call(ctx, destroy_on_loop, s) < 0 && s->attached)
         return; /* cannot reach the loop and not shut down: leak rather than race */

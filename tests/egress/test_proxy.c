@@ -29,6 +29,26 @@
     "127.0.0.1 srv.example.test\n"
 #define RESOLV "nameserver 127.0.0.1:9\noptions timeout:1 attempts:1\n"
 
+/* A spec with these entries (NULL-terminated arrays, may be NULL). */
+static struct ccsb_spec *spec_make(int network, const char *const *allow, const char *const *deny)
+{
+    struct ccsb_spec *s = calloc(1, sizeof *s);
+    ck_assert_ptr_nonnull(s);
+    s->network_enabled = network;
+    for (size_t i = 0; allow && allow[i]; i++)
+        ck_assert_int_eq(strv_push(&s->egress_allow, allow[i]), 0);
+    for (size_t i = 0; deny && deny[i]; i++)
+        ck_assert_int_eq(strv_push(&s->egress_deny, deny[i]), 0);
+    return s;
+}
+
+static void spec_drop(struct ccsb_spec *s)
+{
+    strv_clear(&s->egress_allow);
+    strv_clear(&s->egress_deny);
+    free(s);
+}
+
 struct env {
     struct loop loop;
     struct tserver srv;
