@@ -22,8 +22,9 @@ struct backend_ops {
     const char *name; /* "none", "bubblewrap", "seatbelt" */
 
     int (*launch)(struct ccsb_session *s, char *err, size_t errlen);
-    /* Register fds/timers on the loop (after launch succeeded). */
-    int (*attach)(struct ccsb_session *s);
+    /* Register fds/timers on the loop (after launch succeeded); on failure
+     * a message in err. */
+    int (*attach)(struct ccsb_session *s, char *err, size_t errlen);
     /*
      * Start the command. The core has created the host stdio (x->in_fd,
      * x->out_fd, x->err_fd host ends) and passes the sandbox ends here.

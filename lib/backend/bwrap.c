@@ -128,25 +128,25 @@ static void on_egress_violation(void *ud, const char *target, const char *reason
 }
 #endif
 
-static int bwrap_attach(struct ccsb_session *s)
+static int bwrap_attach(struct ccsb_session *s, char *aerr, size_t aerrlen)
 {
     struct bwrap_session *bs = bs_of(s);
     struct event_base *base = ctx_base(s->ctx);
     if (fcntl(bs->ctrl, F_SETFL, O_NONBLOCK) < 0)
-        return CCSB_E_IO;
+        return errf(aerr, aerrlen, CCSB_E_IO, "fcntl: %s", strerror(errno));
     bs->ctrl_ev = event_new(base, bs->ctrl, EV_READ | EV_PERSIST, on_ctrl, s);
     bs->err_ev = event_new(base, bs->errfd, EV_READ | EV_PERSIST, on_errfd, s);
     bs->pid_ev = event_new(base, bs->pidfd, EV_READ, on_child_exit, s);
     if (!bs->ctrl_ev || !bs->err_ev || !bs->pid_ev || event_add(bs->ctrl_ev, NULL) < 0 ||
         event_add(bs->err_ev, NULL) < 0 || event_add(bs->pid_ev, NULL) < 0)
-        return CCSB_E_NOMEM;
+        return errf(aerr, aerrlen, CCSB_E_NOMEM, "cannot watch the sandbox's control channel");
 #if CCSB_BWRAP_EGRESS
     char err[512];
     struct egress_pair *pair = NULL;
     int r = egress_pair_new(base, s->spec, bs->listeners[0], bs->listeners[1],
                             on_egress_violation, s, &pair, err, sizeof err);
     if (r < 0)
-        return r;
+        return errf(aerr, aerrlen, r, "cannot start the egress proxies: %s", err);
     bs->egress = pair;
     bs->listeners[0] = bs->listeners[1] = -1; /* the proxies own them now */
 #else

@@ -504,7 +504,7 @@ fail:
     return r;
 }
 
-static int seatbelt_attach(struct ccsb_session *s)
+static int seatbelt_attach(struct ccsb_session *s, char *aerr, size_t aerrlen)
 {
     struct sb_session *sb = sb_of(s);
     struct event_base *base = ctx_base(s->ctx);
@@ -512,15 +512,15 @@ static int seatbelt_attach(struct ccsb_session *s)
     int r = egress_pair_new(base, s->spec, -1, -1, on_egress_violation, s, &sb->egress, err,
                             sizeof err);
     if (r < 0)
-        return r;
+        return errf(aerr, aerrlen, r, "cannot start the egress proxies: %s", err);
     sb->http_url = egress_pair_proxy_url(sb->egress, "http");
     sb->socks_url = egress_pair_proxy_url(sb->egress, "socks5h");
     if (!sb->http_url || !sb->socks_url)
-        return CCSB_E_NOMEM;
+        return errf(aerr, aerrlen, CCSB_E_NOMEM, "out of memory");
     if (sb->tap_fd >= 0) {
         sb->tap_ev = event_new(base, sb->tap_fd, EV_READ | EV_PERSIST, on_tap_read, s);
         if (!sb->tap_ev || event_add(sb->tap_ev, NULL) < 0)
-            return CCSB_E_NOMEM;
+            return errf(aerr, aerrlen, CCSB_E_NOMEM, "cannot watch the violation tap");
     } else {
         char msg[300];
         snprintf(msg, sizeof msg, "seatbelt: violation tap %s; denials are enforced but not "

@@ -573,6 +573,14 @@ static void section_writes(struct gen *g, const struct spellings *roots,
     writable_devices(g);
     rule_end(g, "allow", "file-write*");
 
+    /* A read deny alone would leave a bound $HOME's ~/.ssh/authorized_keys
+     * or ~/.aws/config open to an append: the secret set is never writable
+     * either, in every preset. */
+    comment(g, "Never writable, even inside a writable root: the secret set.");
+    for (size_t i = 0; i < secrets->n; i++)
+        filter_path(g, &secrets->v[i], "subpath", 1, "secret path");
+    rule_end(g, "deny", "file-write*");
+
     if (!terminal) {
         comment(g, "Never writable, even inside a writable root: protectedPaths and the\n"
                    "; mandatory deny-write set.");

@@ -215,6 +215,7 @@ static void on_session_timeout(evutil_socket_t fd, short what, void *arg)
 struct attach_args {
     struct ccsb_session *s;
     const char *note;
+    char err[512];
 };
 
 static int attach_on_loop(void *arg)
@@ -222,7 +223,7 @@ static int attach_on_loop(void *arg)
     struct attach_args *a = arg;
     struct ccsb_session *s = a->s;
     if (s->ops->attach) {
-        int r = s->ops->attach(s);
+        int r = s->ops->attach(s, a->err, sizeof a->err);
         if (r < 0)
             return r;
     }
@@ -319,7 +320,7 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
     }
 
     ctx_ref(ctx);
-    struct attach_args a = {s, note};
+    struct attach_args a = {.s = s, .note = note};
     r = ctx_call(ctx, attach_on_loop, &a);
     free(note);
     if (r < 0) {
@@ -327,7 +328,8 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
             ops->stop(s);
         session_free_memory(s);
         ctx_unref(ctx);
-        return ctx_err(ctx, r, "cannot attach the session to the event loop");
+        return ctx_err(ctx, r, "cannot attach the session to the event loop: %s",
+                       *a.err ? a.err : ccsb_strerror(r));
     }
     *out = s;
     return 0;

@@ -79,8 +79,10 @@ class ExecResult:
         self.exec_id = exec_id
         self.exit_code = None
         self.signal = 0
-        self.stdout = b""
-        self.stderr = b""
+        # bytearray while collecting (appending bytes to bytes is quadratic),
+        # bytes once the exit arrived.
+        self.stdout = bytearray()
+        self.stderr = bytearray()
         self.killed = None  # "timeout", "oom", "manual", "host" when we killed it
         self.violations = []
 
@@ -99,6 +101,7 @@ class ExecResult:
             self.violations.append(ev)
         elif ev.type == C.EVENT_EXIT:
             self.exit_code, self.signal = ev.exit_code, ev.signal
+            self.stdout, self.stderr = bytes(self.stdout), bytes(self.stderr)
             return True
         return False
 

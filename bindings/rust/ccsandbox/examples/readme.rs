@@ -9,6 +9,11 @@ fn main() -> ccsandbox::Result<()> {
     spec.bind_mount(&dir, None, false)?.guest_workdir(&dir)?;
     let session = ctx.launch(&spec)?;
     let out = session.run(&ExecRequest::new(["sh", "-c", "echo hi; touch /etc/x"]))?;
-    println!("{} {:?} {:?}", out.exit_code, String::from_utf8_lossy(&out.stdout), out.violations);
+    println!(
+        "{} {:?} {:?}",
+        out.exit_code,
+        String::from_utf8_lossy(&out.stdout),
+        out.violations
+    );
     Ok(())
 }

@@ -114,7 +114,15 @@ pub(crate) struct CtxInner {
     /// Serialises "fallible call + read ccsb_ctx_errmsg": the library keeps
     /// only the last message per context.
     err_lock: Mutex<()>,
+    /// Every wakeup closure ever registered, as raw `Box<WakeFn>` pointers.
+    /// The library reads a closure pointer under its lock but calls it after
+    /// unlocking, so a closure replaced or cleared may still be running on
+    /// the library thread: they are freed only after ccsb_ctx_free has joined
+    /// that thread.
+    wakers: Mutex<Vec<usize>>,
 }
+
+type WakeFn = Box<dyn Fn() + Send + Sync>;
 
 // SAFETY: a context made by ccsb_ctx_new accepts calls from any thread
 // (header: "API calls may come from any thread"), and ccsb_ctx_free may run
@@ -126,7 +134,12 @@ impl Drop for CtxInner {
     fn drop(&mut self) {
         // SAFETY: last reference; every Session holds a Context, so none is
         // left. Frees exactly once.
-        unsafe { sys::ccsb_ctx_free(self.ptr) }
+        unsafe { sys::ccsb_ctx_free(self.ptr) };
+        for &w in lock(&self.wakers).iter() {
+            // SAFETY: registered by set_wakeup, never freed before; the
+            // library thread is gone, so nothing can still be calling it.
+            drop(unsafe { Box::from_raw(w as *mut WakeFn) });
+        }
     }
 }
 
@@ -168,6 +181,7 @@ impl Context {
                 }),
                 cond: Condvar::new(),
                 err_lock: Mutex::new(()),
+                wakers: Mutex::new(Vec::new()),
             }),
         })
     }
@@ -216,32 +230,27 @@ impl Context {
     /// must only schedule a `dispatch()` on the caller's own thread. A panic
     /// in it is caught and ignored. Replaces any previous closure.
     pub fn set_wakeup<F: Fn() + Send + Sync + 'static>(&self, wake: F) -> Result<()> {
-        type Boxed = Box<dyn Fn() + Send + Sync>;
         unsafe extern "C" fn ring(ud: *mut c_void) {
-            // SAFETY: ud is the Box<Boxed> registered below, alive until destroy.
-            let f = &*(ud as *const Boxed);
+            // SAFETY: ud is a Box<WakeFn> kept alive until the context is
+            // freed (see CtxInner::wakers).
+            let f = &*(ud as *const WakeFn);
             let _ = catch_unwind(AssertUnwindSafe(f));
         }
-        unsafe extern "C" fn destroy(ud: *mut c_void) {
-            // SAFETY: called exactly once by the library for this userdata.
-            let _ = catch_unwind(AssertUnwindSafe(|| drop(Box::from_raw(ud as *mut Boxed))));
-        }
-        let boxed: Box<Boxed> = Box::new(Box::new(wake));
+        let boxed: Box<WakeFn> = Box::new(Box::new(wake));
         let ud = Box::into_raw(boxed) as *mut c_void;
+        lock(&self.inner.wakers).push(ud as usize);
+        // No destroy notifier: the context owns the closures (see wakers).
         // Not under err_lock: the library may ring the new closure on this
         // very thread before returning, and it must not find a lock held.
-        // SAFETY: valid context; on failure the library never calls destroy,
-        // so we reclaim the box ourselves.
-        let r = unsafe { sys::ccsb_ctx_set_wakeup(self.inner.ptr, Some(ring), ud, Some(destroy)) };
+        // SAFETY: valid context; ud stays valid until CtxInner::drop.
+        let r = unsafe { sys::ccsb_ctx_set_wakeup(self.inner.ptr, Some(ring), ud, None) };
         if r < 0 {
-            // SAFETY: the library did not take ownership.
-            drop(unsafe { Box::from_raw(ud as *mut Boxed) });
             return Err(Error::new(r, "ccsb_ctx_set_wakeup", "the doorbell was refused"));
         }
         Ok(())
     }
 
-    /// Removes the wakeup closure (it is dropped).
+    /// Stops ringing the wakeup closure (it is dropped with the context).
     pub fn clear_wakeup(&self) -> Result<()> {
         // SAFETY: valid context; NULL wake with NULL userdata/destroy clears.
         let r = unsafe { sys::ccsb_ctx_set_wakeup(self.inner.ptr, None, ptr::null_mut(), None) };

@@ -280,7 +280,13 @@ fn fd_and_wakeup_for_async_runtimes() {
     }
     assert_eq!(out, b"rung\n");
     assert!(rings.load(Ordering::SeqCst) >= 1);
+    // A replaced or cleared closure lives until the context is freed (the
+    // library may still be calling it), and not a moment longer.
+    ctx.set_wakeup(|| {}).unwrap();
     ctx.clear_wakeup().unwrap();
+    assert_eq!(Arc::strong_count(&rings), 2);
+    drop((ex, s, ctx));
+    assert_eq!(Arc::strong_count(&rings), 1);
 }
 
 #[test]
