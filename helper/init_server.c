@@ -278,7 +278,10 @@ static int parse_opts(int argc, char **argv, struct init_opts *o)
         int op = mount_op(argv[i]);
         if (op && val && val[0] == '/')
             o->mounts[o->n_mounts++] = (struct init_mount){op, val};
-        else if (strcmp(argv[i], "--http-port") == 0 && parse_u64(val, 65535, &v) == 0)
+        else if (strcmp(argv[i], "--await-go") == 0) {
+            o->await_go = 1;
+            continue;
+        } else if (strcmp(argv[i], "--http-port") == 0 && parse_u64(val, 65535, &v) == 0)
             o->http_port = (int)v;
         else if (strcmp(argv[i], "--socks-port") == 0 && parse_u64(val, 65535, &v) == 0)
             o->socks_port = (int)v;
@@ -319,6 +322,23 @@ __attribute__((noreturn)) static void fatal_text(struct server *sv, const char *
     init_msg_text(&m, text);
     init_send(sv->ctrl, &m, NULL, 0);
     end_sandbox(1);
+}
+
+static void await_go(struct server *sv)
+{
+    struct pollfd p = {.fd = sv->ctrl, .events = POLLIN};
+    int r = poll(&p, 1, 30000);
+    if (r == 0)
+        fatal_text(sv, "the host never said GO");
+    struct init_msg m;
+    int fds[INIT_MAX_FDS];
+    size_t nfds = INIT_MAX_FDS;
+    r = r < 0 ? -errno : init_recv(sv->ctrl, &m, fds, &nfds);
+    close_fds(fds, r > 0 ? nfds : 0);
+    if (r == 0)
+        end_sandbox(0); /* the host went away during the launch */
+    if (r < 0 || m.type != INIT_MSG_GO)
+        fatal_text(sv, "expected GO from the host");
 }
 
 static void say_ready(struct server *sv)
@@ -383,6 +403,11 @@ int init_main(int argc, char **argv)
     sv.sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sv.sigfd < 0)
         fatal(&sv, "signalfd", errno);
+
+    /* The host makes the placeholder mount points while bwrap builds the
+     * namespaces; it says GO once they exist. */
+    if (sv.opts.await_go)
+        await_go(&sv);
 
     /* The policy's mounts, then no capability is left, before anything
      * else can run in here. */

@@ -3,21 +3,19 @@
  * the host once the sandbox is gone, even if the host process was killed
  * with SIGKILL.
  *
- *   ccsb-init janitor --watch-fd N (--pidfd M | -- BWRAP ARGV...)
- *                     [--file PATH DEV INO]... [--dir PATH DEV INO]...
- *                     [--cgroup DIR]...
+ *   ccsb-init janitor --watch-fd N [--cgroup DIR]... (--pidfd M | -- BWRAP ARGV...)
  *
  * The sandbox: either an existing bwrap given as a pidfd (the common case:
  * the janitor is off the launch's critical path), or a bwrap the janitor
  * starts itself as its child, inside the given cgroups (so that every
  * sandbox process is in them from the first instruction).
- * --file/--dir: placeholder mount points the library created (see
- *   lib/backend/placeholder.h); each is removed only if it is still the same
- *   inode and still empty.
- * --cgroup: directories removed at the end.
  * --watch-fd: the read end of a pipe whose write end only the library
- *   holds. EOF means the host is done or dead: the sandbox is killed (if it
- *   still runs), then everything is cleaned up.
+ *   holds. The library writes one record per placeholder mount point it
+ *   creates ("F|D <dev> <ino> <path>\0", right after creating it; see
+ *   lib/backend/placeholder.h); each is removed at the end only if it is
+ *   still that inode and still empty. EOF means the host is done or dead:
+ *   the sandbox is killed (if it still runs), then everything is cleaned up.
+ * --cgroup: directories removed at the end.
  *
  * SIGTERM/SIGINT/SIGHUP lead to the same orderly end.
  */
@@ -40,10 +38,13 @@
 #include <unistd.h>
 
 #define JANITOR_MAX 256
+#define RECORD_MAX 4200
 
 struct janitor {
-    struct placeholder ph[JANITOR_MAX];
-    size_t nph;
+    struct placeholder *ph;
+    size_t nph, cap;
+    char rec[RECORD_MAX]; /* a partial record from the pipe */
+    size_t rec_len;
     const char *cgroups[JANITOR_MAX];
     size_t ncg;
     int watch;
@@ -54,8 +55,13 @@ struct janitor {
 static void cleanup(struct janitor *j)
 {
     /* Deepest first, in case one placeholder sits inside another. */
-    for (size_t i = j->nph; i-- > 0;)
+    for (size_t i = j->nph; i-- > 0;) {
         placeholder_remove(&j->ph[i]);
+        free((char *)j->ph[i].path);
+    }
+    free(j->ph);
+    j->ph = NULL;
+    j->nph = 0;
     /* A reaped task leaves its cgroup a moment later: retry EBUSY briefly. */
     for (size_t i = j->ncg; i-- > 0;)
         for (int k = 0; k < 200 && rmdir(j->cgroups[i]) < 0 && errno == EBUSY; k++) {
@@ -69,20 +75,13 @@ static int parse(int argc, char **argv, struct janitor *j)
     j->watch = j->pidfd = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        uint64_t n, dev, ino;
+        uint64_t n;
         if (strcmp(a, "--") == 0) {
             j->bwrap_argv = argv + i + 1;
-            return argv[i + 1] && j->pidfd < 0 ? 0 : -1;
+            return argv[i + 1] && j->pidfd < 0 && j->watch >= 0 ? 0 : -1;
         }
-        if ((strcmp(a, "--file") == 0 || strcmp(a, "--dir") == 0) && i + 3 < argc &&
-            j->nph < JANITOR_MAX && argv[i + 1][0] == '/' &&
-            parse_u64(argv[i + 2], UINT64_MAX, &dev) == 0 &&
-            parse_u64(argv[i + 3], UINT64_MAX, &ino) == 0) {
-            j->ph[j->nph++] = (struct placeholder){.path = argv[i + 1], .is_dir = a[2] == 'd',
-                                                  .dev = (dev_t)dev, .ino = (ino_t)ino};
-            i += 3;
-        } else if (strcmp(a, "--cgroup") == 0 && i + 1 < argc && j->ncg < JANITOR_MAX &&
-                   argv[i + 1][0] == '/') {
+        if (strcmp(a, "--cgroup") == 0 && i + 1 < argc && j->ncg < JANITOR_MAX &&
+            argv[i + 1][0] == '/') {
             j->cgroups[j->ncg++] = argv[++i];
         } else if (strcmp(a, "--watch-fd") == 0 && i + 1 < argc &&
                    parse_u64(argv[i + 1], 65535, &n) == 0) {
@@ -97,6 +96,52 @@ static int parse(int argc, char **argv, struct janitor *j)
         }
     }
     return j->watch >= 0 && j->pidfd >= 0 ? 0 : -1;
+}
+
+/* One record: "F|D <dev> <ino> <path>". Malformed ones are ignored (the
+ * library is the only writer; nothing is removed on a guess). */
+static void add_record(struct janitor *j, const char *r)
+{
+    unsigned long long dev, ino;
+    int off = 0;
+    if ((r[0] != 'F' && r[0] != 'D') || sscanf(r + 1, " %llu %llu %n", &dev, &ino, &off) != 2 ||
+        off <= 0 || r[1 + off] != '/')
+        return;
+    if (j->nph == j->cap) {
+        size_t cap = j->cap ? j->cap * 2 : 64;
+        struct placeholder *v = realloc(j->ph, cap * sizeof *v);
+        if (!v)
+            return;
+        j->ph = v;
+        j->cap = cap;
+    }
+    char *path = strdup(r + 1 + off);
+    if (!path)
+        return;
+    j->ph[j->nph++] = (struct placeholder){.path = path, .is_dir = r[0] == 'D',
+                                          .dev = (dev_t)dev, .ino = (ino_t)ino};
+}
+
+/* Reads what the pipe has: 0 when it read something, -1 when there was
+ * nothing yet, 1 at EOF (or an error). */
+static int read_records(struct janitor *j, int fd)
+{
+    char buf[8192];
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return -1;
+    if (n <= 0)
+        return 1;
+    for (ssize_t i = 0; i < n; i++) {
+        if (buf[i] == '\0') {
+            j->rec[j->rec_len] = '\0';
+            add_record(j, j->rec);
+            j->rec_len = 0;
+        } else if (j->rec_len < sizeof j->rec - 1) {
+            j->rec[j->rec_len++] = buf[i];
+        }
+    }
+    return 0;
 }
 
 /* In the child, before exec: join every prepared cgroup. */
@@ -167,7 +212,7 @@ int janitor_main(int argc, char **argv)
     }
     /* Keep our own fds away from what a bwrap child inherits. */
     int watch = fcntl(j.watch, F_DUPFD_CLOEXEC, 3);
-    if (watch < 0 || close(j.watch) < 0) {
+    if (watch < 0 || close(j.watch) < 0 || fcntl(watch, F_SETFL, O_NONBLOCK) < 0) {
         fprintf(stderr, "ccsb-init janitor: watch fd: %s\n", strerror(errno));
         return 2;
     }
@@ -208,18 +253,18 @@ int janitor_main(int argc, char **argv)
         pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
     }
 
-    int status = 0, killed = 0;
+    int status = 0, killed = 0, watch_open = 1;
     for (;;) {
-        struct pollfd p[3] = {{.fd = watch, .events = POLLIN},
+        struct pollfd p[3] = {{.fd = watch_open ? watch : -1, .events = POLLIN},
                               {.fd = sfd, .events = POLLIN},
                               {.fd = pidfd, .events = POLLIN}};
         if (poll(p, 3, -1) < 0 && errno != EINTR)
             break;
         int end = 0;
-        if (p[0].revents) {
-            char c;
-            if (read(watch, &c, 1) <= 0)
-                end = 1;
+        if (p[0].revents && read_records(&j, watch) == 1) {
+            end = 1;
+            p[0].fd = -1;
+            watch_open = 0;
         }
         if (p[1].revents) {
             struct signalfd_siginfo si;
@@ -235,6 +280,9 @@ int janitor_main(int argc, char **argv)
         if (p[2].revents & POLLIN)
             break; /* bwrap is gone: so is every sandbox process */
     }
+    /* Records written just before the end are still in the pipe. */
+    while (watch_open && read_records(&j, watch) == 0)
+        ;
     if (child > 0)
         while (waitpid(child, &status, 0) < 0 && errno == EINTR)
             ;

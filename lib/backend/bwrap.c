@@ -3,7 +3,20 @@
  * whose PID 1 is ccsb-init (helper/). Launch builds the sandbox and waits
  * for READY (bwrap_launch.c); every exec is then one request on the control
  * socket (bwrap_ctl.c), so a command costs a fork inside the sandbox, and
- * its stdio are the host's own pipes passed in with SCM_RIGHTS.
+ * its stdio are the host's own pipes passed in with SCM_RIGHTS (a pty is
+ * made inside the sandbox's devpts and its master comes back the same way).
+ *
+ * Who does what:
+ *   bwrap_args.c   policy -> bwrap options + ccsb-init's mounts (pure)
+ *   bwrap_launch.c spawn bwrap (and the janitor), make placeholder mount
+ *                  points while bwrap starts, wait for READY; teardown
+ *   ccsb-init      PID 1: the policy's own mounts in its mount namespace,
+ *                  drop every capability, open the proxy listeners in the
+ *                  sandbox's netns, then fork/reap/signal on request
+ *   janitor        host side: removes placeholders and cgroups once the
+ *                  sandbox is gone, even after the host was SIGKILLed
+ *   bwrap_cgroup.c cgroup v2/v1 limits and freezer when a limit asks for it
+ *   bwrap_violation.c  denial messages on stderr -> violation events
  */
 #include <errno.h>
 #include <fcntl.h>

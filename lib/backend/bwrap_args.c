@@ -122,20 +122,25 @@ static char *join(const char *a, const char *rest)
     return s;
 }
 
+/*
+ * Either shape blocks the path (an empty read-only file cannot become a
+ * directory and the reverse); the shape only decides which error a
+ * program sees, so guess what the name usually is: tool directories and
+ * "*.d" are directories, everything else (rc files, .json, .yml, ...) files.
+ */
 int bwrap_name_looks_like_dir(const char *name)
 {
-    static const char *const file_endings[] = {"rc", "profile", "config", "modules", "ignore",
-                                               "env", "login", "logout", "attributes", NULL};
-    const char *base = name[0] == '.' ? name + 1 : name;
-    if (strchr(base, '.'))
-        return 0; /* .mcp.json, settings.json */
-    size_t n = strlen(base);
-    for (size_t i = 0; file_endings[i]; i++) {
-        size_t k = strlen(file_endings[i]);
-        if (n >= k && strcmp(base + n - k, file_endings[i]) == 0)
-            return 0;
-    }
-    return 1;
+    static const char *const dirs[] = {
+        "hooks", "info", "objects", "refs", ".git", ".ssh", ".config", ".vscode", ".idea",
+        ".claude", ".codex", ".cursor", ".gemini", ".continue", ".devcontainer", ".gnupg",
+        ".aws", ".kube", ".docker", "fish", "autostart", "systemd", "environment.d", "nvim",
+        "git", "direnv", NULL,
+    };
+    for (size_t i = 0; dirs[i]; i++)
+        if (strcmp(name, dirs[i]) == 0)
+            return 1;
+    size_t n = strlen(name);
+    return n > 2 && strcmp(name + n - 2, ".d") == 0;
 }
 
 /* ---- the view: what is mounted where --------------------------------------- */
@@ -533,6 +538,27 @@ static int deny_write_glob(struct builder *b, const struct policy_path *pp)
 
 /* ---- step 5: deny-read ---------------------------------------------------------------- */
 
+/* Pins each directory between a writable mount's root and guest path g
+ * (exclusive), so g cannot be moved away and replaced by something new. */
+static int pin_ancestors(struct builder *b, const char *g)
+{
+    const struct vmount *m = effective(b, g);
+    if (!m || !m->writable || !m->host || strcmp(g, m->guest) == 0)
+        return 0;
+    char *cur = strdup(g);
+    if (!cur)
+        return NOMEM(b);
+    size_t root_len = strcmp(m->guest, "/") == 0 ? 0 : strlen(m->guest);
+    int r = 0;
+    for (char *sep = strchr(cur + root_len + 1, '/'); sep && !r; sep = strchr(sep + 1, '/')) {
+        *sep = '\0';
+        r = add_entry(b, &b->pins, &b->npins, cur, NULL, 0);
+        *sep = '/';
+    }
+    free(cur);
+    return r;
+}
+
 static int mask_spelling(struct builder *b, const struct policy_path *pp, const char *s)
 {
     struct strv guests = STRV_INIT;
@@ -545,6 +571,10 @@ static int mask_spelling(struct builder *b, const struct policy_path *pp, const 
             r = add_entry(b, &b->masks, &b->nmasks, guests.v[i], "/dev/null", 1);
         else
             continue;
+        /* a secret the host writes later must land under the mask, not
+         * in a look-alike directory made after moving the real one away */
+        if (!r)
+            r = pin_ancestors(b, guests.v[i]);
         if (!r)
             r = note(b, "deny-read %s: hidden at %s (%s)", pp->path, guests.v[i],
                      kind == BWRAP_KIND_DIR ? "empty read-only tmpfs" : "/dev/null");
@@ -655,6 +685,9 @@ static int emit_init(struct builder *b)
     b->out->cmd_at = b->out->argv.n;
     if (!r)
         r = args3(b, "--", INIT_GUEST_PATH, "init");
+    /* Placeholders are made by the host while bwrap starts: wait for them. */
+    if (!r && (b->out->ph_files.n || b->out->ph_dirs.n))
+        r = arg(b, "--await-go");
     for (size_t i = 0; !r && i < b->out->init_mounts.n; i++)
         r = arg(b, b->out->init_mounts.v[i]);
     char num[32];

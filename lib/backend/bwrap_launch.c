@@ -184,20 +184,6 @@ static int spawn(pid_t *pid, char *const *argv, const struct fdmap *map, size_t 
     return e;
 }
 
-static int push_placeholders(const struct bwrap_session *bs, struct strv *out)
-{
-    int r = 0;
-    for (size_t i = 0; i < bs->nph; i++) {
-        const struct placeholder *p = &bs->ph[i];
-        if (!p->dev && !p->ino)
-            continue;
-        r |= strv_push(out, p->is_dir ? "--dir" : "--file") | strv_push(out, p->path) |
-             strv_pushf(out, "%llu", (unsigned long long)p->dev) |
-             strv_pushf(out, "%llu", (unsigned long long)p->ino);
-    }
-    return r;
-}
-
 /* bwrap's argv, behind the janitor when the janitor must start it (cgroups). */
 static int bwrap_argv(struct bwrap_session *bs, const struct bwrap_plan *plan, int parent,
                       struct strv *out)
@@ -205,7 +191,7 @@ static int bwrap_argv(struct bwrap_session *bs, const struct bwrap_plan *plan, i
     int r = 0;
     if (parent) {
         r |= strv_push(out, bs->helper) | strv_push(out, "janitor") |
-             strv_push(out, "--watch-fd") | strv_push(out, "5") | push_placeholders(bs, out);
+             strv_push(out, "--watch-fd") | strv_push(out, "5");
         for (size_t i = 0; i < bs->cg.ndirs; i++)
             r |= strv_push(out, "--cgroup") | strv_push(out, bs->cg.dirs[i]);
         r |= strv_push(out, "--");
@@ -289,6 +275,25 @@ void bwrap_teardown(struct ccsb_session *s, struct bwrap_session *bs)
     close_fd(&bs->listeners[1]);
 }
 
+static int write_all(int fd, const char *buf, size_t len)
+{
+    while (len) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/*
+ * Makes the plan's placeholder mount points, telling the janitor about each
+ * right after it exists (so a host killed now still gets them removed),
+ * then tells ccsb-init to go on mounting. Runs while bwrap is starting.
+ */
 static int create_placeholders(struct bwrap_session *bs, const struct bwrap_plan *plan,
                                char *err, size_t errlen)
 {
@@ -298,29 +303,63 @@ static int create_placeholders(struct bwrap_session *bs, const struct bwrap_plan
     bs->ph = calloc(n, sizeof *bs->ph);
     if (!bs->ph)
         return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++) {
+    char parent[4096] = "";
+    int dfd = -1, r = 0;
+    for (size_t i = 0; i < n && !r; i++) {
         int dir = i < plan->ph_dirs.n;
         const char *path = dir ? plan->ph_dirs.v[i] : plan->ph_files.v[i - plan->ph_dirs.n];
         struct placeholder *p = &bs->ph[bs->nph];
         p->is_dir = dir;
         p->path = strdup(path);
-        if (!p->path)
-            return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+        if (!p->path) {
+            r = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+            break;
+        }
         bs->nph++;
-        int r = placeholder_create(p);
-        if (r < 0)
-            return errf(err, errlen, CCSB_E_IO,
-                        "cannot create the placeholder %s for a protected path: %s", path,
-                        strerror(-r));
+        /* most share one parent (the writable root): open it once */
+        const char *name = strrchr(path, '/');
+        size_t plen = name ? (size_t)(name - path) : 0;
+        if (dfd < 0 || plen != strlen(parent) || strncmp(parent, path, plen) != 0) {
+            if (dfd >= 0)
+                close(dfd);
+            dfd = placeholder_parent(path, &name);
+            if (dfd < 0 || plen >= sizeof parent) {
+                r = errf(err, errlen, CCSB_E_IO,
+                         "cannot create the placeholder %s for a protected path: %s", path,
+                         strerror(dfd < 0 ? -dfd : ENAMETOOLONG));
+                break;
+            }
+            memcpy(parent, path, plen);
+            parent[plen] = '\0';
+        } else {
+            name++;
+        }
+        int c = placeholder_create_in(dfd, name, p);
+        if (c < 0) {
+            r = errf(err, errlen, CCSB_E_IO,
+                     "cannot create the placeholder %s for a protected path: %s", path,
+                     strerror(-c));
+            break;
+        }
+        if (c > 0 && bs->watch_w >= 0) {
+            char *rec = NULL;
+            int len = asprintf(&rec, "%c %llu %llu %s", dir ? 'D' : 'F',
+                               (unsigned long long)p->dev, (unsigned long long)p->ino, path);
+            if (len < 0 || write_all(bs->watch_w, rec, (size_t)len + 1) < 0)
+                r = errf(err, errlen, CCSB_E_IO, "cannot reach the janitor: %s",
+                         strerror(errno));
+            free(rec);
+        }
     }
-    return 0;
-}
-
-static int has_created(const struct bwrap_session *bs)
-{
-    for (size_t i = 0; i < bs->nph; i++)
-        if (bs->ph[i].dev || bs->ph[i].ino)
-            return 1;
+    if (dfd >= 0)
+        close(dfd);
+    if (r)
+        return r;
+    struct init_msg go;
+    init_msg_init(&go, INIT_MSG_GO, 0);
+    if (bwrap_send(bs, &go, NULL, 0) < 0)
+        return errf(err, errlen, CCSB_E_LAUNCH, "the sandbox ended while starting: %s",
+                    err_text(bs));
     return 0;
 }
 
@@ -451,13 +490,11 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
     int sp[2] = {-1, -1}, ep[2] = {-1, -1}, wp[2] = {-1, -1};
     int args = -1, jpidfd = -1;
     struct strv argv = STRV_INIT;
-    r = create_placeholders(bs, &plan, err, errlen);
-    if (r < 0)
-        goto fail;
     /* The janitor starts bwrap itself when bwrap must begin inside cgroups;
-     * else it watches from the side, off the launch's critical path. */
+     * else it watches from the side. Either way it exists before the first
+     * placeholder does. */
     int parent = bs->cg.ndirs > 0;
-    int janitor = parent || has_created(bs);
+    int janitor = parent || plan.ph_dirs.n || plan.ph_files.n;
 
     args = args_memfd(&plan.argv, plan.cmd_at);
     if (args < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 ||
@@ -498,8 +535,7 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
         jpidfd = high(fcntl(bs->pidfd, F_DUPFD_CLOEXEC, 10));
         if (jpidfd < 0 || strv_push(&argv, bs->helper) | strv_push(&argv, "janitor") |
                               strv_push(&argv, "--watch-fd") | strv_push(&argv, "3") |
-                              strv_push(&argv, "--pidfd") | strv_push(&argv, "4") |
-                              push_placeholders(bs, &argv)) {
+                              strv_push(&argv, "--pidfd") | strv_push(&argv, "4")) {
             r = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
             goto fail;
         }
@@ -521,6 +557,10 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
         r = errf(err, errlen, CCSB_E_IO, "fcntl: %s", strerror(errno));
         goto fail;
     }
+    /* bwrap builds the namespaces meanwhile; ccsb-init waits for GO. */
+    r = create_placeholders(bs, &plan, err, errlen);
+    if (r < 0)
+        goto fail;
     r = wait_ready(s, bs, err, errlen);
     if (r < 0)
         goto fail;

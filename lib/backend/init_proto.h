@@ -50,6 +50,8 @@ enum init_msg_type {
     INIT_MSG_SUSPEND = 19,/* stop every process in the sandbox */
     INIT_MSG_RESUME = 20, /* continue them */
     INIT_MSG_STOP = 21,   /* kill every process and exit */
+    INIT_MSG_GO = 22,     /* the host made the placeholder mount points: mount
+                             (only sent when ccsb-init runs with --await-go) */
 };
 
 #define INIT_EXEC_PTY 0x1u

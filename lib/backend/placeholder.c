@@ -10,9 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* The parent directory, reached without following any symlink, so a link
- * planted by a running sandbox cannot redirect the operation. */
-static int open_parent(const char *path, const char **name)
+int placeholder_parent(const char *path, const char **name)
 {
     const char *slash = strrchr(path, '/');
     if (!slash || path[0] != '/' || !slash[1] || strcmp(slash + 1, ".") == 0 ||
@@ -32,12 +30,22 @@ static int open_parent(const char *path, const char **name)
 
 int placeholder_create(struct placeholder *p)
 {
+    const char *name;
+    int dfd = placeholder_parent(p->path, &name);
+    if (dfd < 0) {
+        p->dev = 0;
+        p->ino = 0;
+        return dfd;
+    }
+    int r = placeholder_create_in(dfd, name, p);
+    close(dfd);
+    return r;
+}
+
+int placeholder_create_in(int dfd, const char *name, struct placeholder *p)
+{
     p->dev = 0;
     p->ino = 0;
-    const char *name;
-    int dfd = open_parent(p->path, &name);
-    if (dfd < 0)
-        return dfd;
     int r;
     if (p->is_dir) {
         r = mkdirat(dfd, name, 0755);
@@ -46,17 +54,11 @@ int placeholder_create(struct placeholder *p)
         if (r >= 0)
             r = close(r);
     }
-    if (r < 0) {
-        int e = errno;
-        close(dfd);
-        return e == EEXIST ? 0 : -e;
-    }
-    struct stat st;
-    r = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW);
-    int e = errno;
-    close(dfd);
     if (r < 0)
-        return -e;
+        return errno == EEXIST ? 0 : -errno;
+    struct stat st;
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return -errno;
     p->dev = st.st_dev;
     p->ino = st.st_ino;
     return 1;
@@ -67,7 +69,7 @@ void placeholder_remove(const struct placeholder *p)
     if (!p->dev && !p->ino)
         return;
     const char *name;
-    int dfd = open_parent(p->path, &name);
+    int dfd = placeholder_parent(p->path, &name);
     if (dfd < 0)
         return;
     struct stat st;

@@ -25,6 +25,13 @@ struct placeholder {
  */
 int placeholder_create(struct placeholder *p);
 
+/* The parent directory of path as an O_PATH fd, reached without following
+ * any symlink (so a link planted by a running sandbox cannot redirect us);
+ * *name points at the final component. Returns the fd or -errno. */
+int placeholder_parent(const char *path, const char **name);
+/* placeholder_create with the parent already open. */
+int placeholder_create_in(int dfd, const char *name, struct placeholder *p);
+
 /* Removes it if it is still the empty thing we created. */
 void placeholder_remove(const struct placeholder *p);
 

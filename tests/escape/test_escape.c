@@ -142,6 +142,9 @@ END_TEST
 START_TEST(read_ssh_keys_with_home_bound)
 {
     ccsb_spec_add_bind_mount(spec, H, NULL, 0); /* the whole home, read-write */
+    mk(H, ".config");
+    mk(H, ".config/gh");
+    put(H, ".config/gh/hosts.yml", "oauth_token: SECRET\n");
     snapshot();
     launch();
     struct h_exec *x = runf("cat %s/.ssh/id_rsa; cat %s/.ssh/id_*; ls -la %s/.ssh; "
@@ -151,6 +154,14 @@ START_TEST(read_ssh_keys_with_home_bound)
     ck_assert_ptr_null(strstr(x->out, "SECRET"));
     ck_assert_msg(strstr(x->out, "id_rsa") == NULL, "the key's name is visible: %s", x->out);
     ck_assert(h_saw_violation(&h, "permission-denied", ".ssh"));
+    /* moving the parent away (so that a token the host writes later lands
+     * in a directory the sandbox made) does not work either */
+    x = runf("cat %s/.config/gh/hosts.yml; mv %s/.config %s/c2 && echo MOVED; "
+             "mv %s/.config/gh %s/.config/g2 && echo MOVED2; rm -rf %s/.config && echo GONE",
+             H, H, H, H, H, H);
+    ck_assert_ptr_null(strstr(x->out, "SECRET"));
+    ck_assert_ptr_null(strstr(x->out, "MOVED"));
+    ck_assert_ptr_null(strstr(x->out, "GONE"));
     /* and it cannot be replaced either (mask is read-only) */
     x = runf("echo evil > %s/.ssh/id_rsa; echo evil > %s/.ssh/authorized_keys", H, H);
     ck_assert_int_ne(x->code, 0);

@@ -336,6 +336,7 @@ START_TEST(git_file_in_the_way_is_read_only)
 END_TEST
 
 static const struct fake_entry secret_fs[] = {
+    {"/home/u/.config", BWRAP_KIND_DIR, NULL}, {"/home/u/.config/gh", BWRAP_KIND_DIR, NULL},
     {"/usr", BWRAP_KIND_DIR, NULL},          {"/etc", BWRAP_KIND_DIR, NULL},
     {"/etc/shadow", BWRAP_KIND_FILE, NULL},  {"/home/u", BWRAP_KIND_DIR, NULL},
     {"/home/u/.ssh", BWRAP_KIND_DIR, NULL},  {"/home/u/.aws", BWRAP_KIND_SYMLINK, "/data/aws"},
@@ -354,12 +355,18 @@ START_TEST(deny_read_masks_last_in_both_spellings)
     add_path(&pol.deny_read, "/home/u/.aws", "/data/aws");
     add_path(&pol.deny_read, "/etc/shadow", NULL);
     add_path(&pol.deny_read, "/home/u/.gnupg", NULL); /* missing: nothing to hide */
+    add_path(&pol.deny_read, "/home/u/.config/gh", NULL);
     ck_assert_int_eq(build(), 0);
     int ssh = find(2, "--mask-dir", "/home/u/.ssh");
     ck_assert_int_ge(ssh, 0);
     ck_assert_int_ge(find(2, "--mask-dir", "/data/aws"), 0); /* the resolved spelling */
     ck_assert_int_ge(find(2, "--mask-file", "/etc/shadow"), 0);
     ck_assert_int_eq(find(1, "/home/u/.gnupg"), -1);
+    /* .config cannot be moved away from under the mask */
+    int gh = find(2, "--mask-dir", "/home/u/.config/gh");
+    int pin = find(2, "--pin", "/home/u/.config");
+    ck_assert_int_ge(pin, 0);
+    ck_assert_int_lt(pin, gh);
     /* masks come after every deny-write bind */
     ck_assert_int_gt(ssh, find(2, "--ro", "/home/u/.bashrc"));
 }
@@ -460,9 +467,11 @@ END_TEST
 
 START_TEST(placeholder_shapes)
 {
-    const char *dirs[] = {".vscode", ".idea", ".claude", ".codex", "hooks", ".git"};
+    const char *dirs[] = {".vscode", ".idea", ".claude", ".codex", "hooks", ".git", ".emacs.d",
+                          ".config"};
     const char *files[] = {".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile",
-                           ".gitconfig", ".gitmodules", "config", ".mcp.json", ".zshenv"};
+                           ".gitconfig", ".gitmodules", "config", ".mcp.json", ".zshenv",
+                           ".bash_aliases", ".pam_environment", ".envrc", ".aider.conf.yml"};
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
         ck_assert_msg(bwrap_name_looks_like_dir(dirs[i]), "%s", dirs[i]);
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
