@@ -36,6 +36,10 @@ CCSB_API int ccsb_session_stop(ccsb_session *s)
 {
     if (!s)
         return CCSB_E_INVAL;
+    if (ctx_in_callback(s->ctx))
+        return ctx_err(s->ctx, CCSB_E_REENTRANT,
+                       "ccsb_session_stop called from inside a context callback (destroy the "
+                       "session instead, or stop it after the callback returned)");
     return ctx_call(s->ctx, stop_on_loop, s);
 }
 

@@ -115,25 +115,25 @@ static void on_egress_violation(void *ud, const char *target, const char *reason
 }
 #endif
 
-static int bwrap_attach(struct ccsb_session *s)
+static int bwrap_attach(struct ccsb_session *s, char *aerr, size_t aerrlen)
 {
     struct bwrap_session *bs = bs_of(s);
     struct event_base *base = ctx_base(s->ctx);
     if (fcntl(bs->ctrl, F_SETFL, O_NONBLOCK) < 0)
-        return CCSB_E_IO;
+        return errf(aerr, aerrlen, CCSB_E_IO, "fcntl: %s", strerror(errno));
     bs->ctrl_ev = event_new(base, bs->ctrl, EV_READ | EV_PERSIST, on_ctrl, s);
     bs->err_ev = event_new(base, bs->errfd, EV_READ | EV_PERSIST, on_errfd, s);
     bs->pid_ev = event_new(base, bs->pidfd, EV_READ, on_child_exit, s);
     if (!bs->ctrl_ev || !bs->err_ev || !bs->pid_ev || event_add(bs->ctrl_ev, NULL) < 0 ||
         event_add(bs->err_ev, NULL) < 0 || event_add(bs->pid_ev, NULL) < 0)
-        return CCSB_E_NOMEM;
+        return errf(aerr, aerrlen, CCSB_E_NOMEM, "cannot watch the sandbox's control channel");
 #if CCSB_BWRAP_EGRESS
     char err[512];
     struct egress_pair *pair = NULL;
     int r = egress_pair_new(base, s->spec, bs->listeners[0], bs->listeners[1],
                             on_egress_violation, s, &pair, err, sizeof err);
     if (r < 0)
-        return r;
+        return errf(aerr, aerrlen, r, "cannot start the egress proxies: %s", err);
     bs->egress = pair;
     bs->listeners[0] = bs->listeners[1] = -1; /* the proxies own them now */
 #else
@@ -154,15 +154,23 @@ static int forced_env(struct ccsb_session *s, struct bwrap_session *bs, struct s
             strv_pushf(f, "HOME=%s", bs->home);
 #if CCSB_BWRAP_EGRESS
     if (bs->egress) {
-        static const char *const http[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
-                                           "https_proxy", NULL};
-        for (size_t i = 0; http[i]; i++)
-            r |= strv_pushf(f, "%s=http://127.0.0.1:%d", http[i], bs->http_port);
-        r |= strv_pushf(f, "ALL_PROXY=socks5h://127.0.0.1:%d", bs->socks_port);
-        r |= strv_pushf(f, "all_proxy=socks5h://127.0.0.1:%d", bs->socks_port);
-        /* The sandbox's own loopback (its dev servers) is reached directly. */
+        char *http = egress_pair_proxy_url(bs->egress, "http");
+        char *socks = egress_pair_proxy_url(bs->egress, "socks5h");
+        static const char *const hv[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+                                         "https_proxy", NULL};
+        if (!http || !socks)
+            r = -1;
+        for (size_t i = 0; !r && hv[i]; i++)
+            r |= strv_pushf(f, "%s=%s", hv[i], http);
+        if (!r)
+            r |= strv_pushf(f, "ALL_PROXY=%s", socks) | strv_pushf(f, "all_proxy=%s", socks);
+        free(http);
+        free(socks);
+        /* The sandbox's own loopback (its dev servers) is reached directly:
+         * the proxies live outside and could not reach it anyway. */
         r |= strv_push(f, "NO_PROXY=localhost,127.0.0.1,::1");
         r |= strv_push(f, "no_proxy=localhost,127.0.0.1,::1");
+        /* git over ssh: through the SOCKS port, the only way out. */
         r |= strv_pushf(f, "GIT_SSH_COMMAND=ssh -o ProxyCommand='%s connect --port %d %%h %%p'",
                         INIT_GUEST_PATH, bs->socks_port);
     }
@@ -403,13 +411,17 @@ static void bwrap_details(struct ccsb_session *s, json_t *o)
     if (lim)
         json_object_set_new(o, "limitsApplied", lim);
     json_t *ph = json_array();
-    for (size_t i = 0; ph && i < bs->placeholders.n; i++)
-        json_array_append_new(ph, json_string(bs->placeholders.v[i]));
+    for (size_t i = 0; ph && i < bs->nph; i++)
+        if (bs->ph[i].dev || bs->ph[i].ino)
+            json_array_append_new(ph, json_string(bs->ph[i].path));
     if (ph)
         json_object_set_new(o, "placeholders", ph);
 #if CCSB_BWRAP_EGRESS
-    json_object_set_new(o, "egress", json_pack("{s:i, s:i}", "httpProxyPort", bs->http_port,
-                                               "socksProxyPort", bs->socks_port));
+    json_t *eg = json_object();
+    if (eg && bs->egress)
+        egress_pair_stats(bs->egress, eg);
+    if (eg)
+        json_object_set_new(o, "egress", eg);
 #else
     json_object_set_new(o, "egress", json_string("not built: the sandbox has no network"));
 #endif

@@ -30,6 +30,7 @@
 #include "backend/backend.h"
 #include "ccsandbox/ccsandbox.h"
 #include "core/ctx.h"
+#include "core/event.h"
 #include "core/exec_req.h"
 #include "core/session.h"
 #include "spec/spec.h"
@@ -358,6 +359,31 @@ static void release_watch(struct exec *x)
     ne->pidfd = ne->watch_fd = -1;
 }
 
+/*
+ * Someone else in the host process took the exit status: the kernel (the
+ * host ignores SIGCHLD) or another waiter (a SIGCHLD handler or thread
+ * calling wait/waitpid(-1), as the Dart VM does while it runs processes of
+ * its own). The status is unknowable; say so before the exit event (255)
+ * instead of passing 255 off as the command's own.
+ */
+static void status_lost(struct exec *x)
+{
+    struct sigaction cur;
+    const char *why = "another waiter in the host process reaped it (a SIGCHLD handler or a "
+                      "thread calling wait or waitpid(-1))";
+    if (sigaction(SIGCHLD, NULL, &cur) == 0 &&
+        (cur.sa_handler == SIG_IGN || (cur.sa_flags & SA_NOCLDWAIT)))
+        why = "the host process ignores SIGCHLD (SIG_IGN or SA_NOCLDWAIT), so the kernel "
+              "discarded it";
+    struct ccsb_event *ev = evt_new(CCSB_EVENT_ERROR, x->s->id, x->id);
+    if (ev && evt_set_message(ev, "exec %llu: exit status unknown, reported as 255: %s",
+                              (unsigned long long)x->id, why) == 0)
+        ctx_emit(x->s->ctx, ev);
+    else
+        ccsb_event_free(ev);
+    exec_exited(x, 255, 0);
+}
+
 /* Reaps the main process (blocking only when told it exited or was killed). */
 static void reap(struct exec *x)
 {
@@ -372,8 +398,8 @@ static void reap(struct exec *x)
         while ((r = waitid(P_PID, (id_t)x->pid, &si, WEXITED)) < 0 && errno == EINTR)
             ;
     release_watch(x);
-    if (r < 0) /* someone else (the host's own SIGCHLD handler) reaped it */
-        exec_exited(x, 255, 0);
+    if (r < 0)
+        status_lost(x);
     else if (si.si_code == CLD_EXITED)
         exec_exited(x, si.si_status, 0);
     else
@@ -385,13 +411,25 @@ static void on_exit_ready(evutil_socket_t fd, short what, void *arg)
     reap(arg);
 }
 
+/*
+ * The main process is also signalled by pid: it may have left its group
+ * (setpgid into another group of the session), or, with a pty, not have
+ * reached its own setsid yet. Until we reap it its pid cannot be reused.
+ */
+static int signal_main(struct exec *x, int sig)
+{
+    if (x->running && x->pid > 0 && kill(x->pid, sig) < 0 && errno != ESRCH)
+        return -1;
+    return 0;
+}
+
 static int none_kill_exec(struct ccsb_session *s, struct exec *x, int sig)
 {
     struct none_exec *ne = x->bdata;
     pid_t pg = ne ? ne->pgid : x->pid;
     if (kill(-pg, sig) < 0 && errno != ESRCH)
         return CCSB_E_IO;
-    return 0;
+    return signal_main(x, sig) < 0 ? CCSB_E_IO : 0;
 }
 
 static int none_resize(struct ccsb_session *s, struct exec *x, unsigned rows, unsigned cols)
@@ -406,6 +444,8 @@ static int signal_all(struct ccsb_session *s, int sig)
     for (size_t i = 0; ns && i < ns->n; i++)
         if (ns->pgids[i] > 0 && kill(-ns->pgids[i], sig) < 0 && errno == ESRCH)
             ns->pgids[i] = 0; /* the group is gone: never signal a reused id */
+    for (struct exec *x = s->execs; x; x = x->next)
+        signal_main(x, sig);
     return 0;
 }
 

@@ -26,6 +26,7 @@
 #include "ccsandbox/ccsandbox-libevent.h"
 #include "core/ctx_internal.h"
 #include "core/event.h"
+#include "core/exec.h"
 #include "core/probe.h"
 #include "core/session.h"
 #include "util/err.h"
@@ -62,6 +63,35 @@ int ctx_on_loop_thread(const struct ccsb_ctx *ctx)
     if (!ctx->has_thread)
         return 1; /* caller-owned base: every call comes from its thread */
     return pthread_equal(pthread_self(), ctx->thread);
+}
+
+int ctx_in_callback(const struct ccsb_ctx *ctx)
+{
+    return ctx->in_callback && ctx_on_loop_thread(ctx);
+}
+
+static void destroy_doomed(struct ccsb_ctx *ctx)
+{
+    while (ctx->doomed) {
+        struct ccsb_session *s = ctx->doomed;
+        ctx->doomed = s->doomed_next;
+        session_destroy_now(s); /* drops the session's reference, never the last */
+    }
+}
+
+static void on_later(evutil_socket_t fd, short what, void *arg)
+{
+    destroy_doomed(arg);
+}
+
+void ctx_defer_destroy(struct ccsb_ctx *ctx, struct ccsb_session *s)
+{
+    if (s->doomed)
+        return;
+    s->doomed = 1;
+    s->doomed_next = ctx->doomed;
+    ctx->doomed = s;
+    event_active(ctx->later_ev, EV_TIMEOUT, 0);
 }
 
 int ctx_err(struct ccsb_ctx *ctx, int code, const char *fmt, ...)
@@ -133,6 +163,36 @@ static void *loop_main(void *arg)
 
 /* ---- events ----------------------------------------------------------- */
 
+static size_t event_cost(const struct ccsb_event *ev)
+{
+    return sizeof *ev + ev->len;
+}
+
+int ctx_output_blocked(struct ccsb_ctx *ctx)
+{
+    if (ctx->cb)
+        return 0; /* delivered synchronously: the callback paces the reads */
+    pthread_mutex_lock(&ctx->q_mu);
+    int full = ctx->q_cost >= CTX_QUEUE_HIGH;
+    if (full)
+        ctx->throttled = 1;
+    pthread_mutex_unlock(&ctx->q_mu);
+    return full;
+}
+
+static void resume_output(struct ccsb_ctx *ctx)
+{
+    for (struct ccsb_session *s = ctx->sessions; s; s = s->next)
+        exec_resume_output(s);
+}
+
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+    struct ccsb_ctx *ctx = arg;
+    eventfd_drain(ctx->resume_efd);
+    resume_output(ctx);
+}
+
 void ctx_emit(struct ccsb_ctx *ctx, struct ccsb_event *ev)
 {
     if (!ev)
@@ -151,13 +211,17 @@ void ctx_emit(struct ccsb_ctx *ctx, struct ccsb_event *ev)
     else
         ctx->q_head = ev;
     ctx->q_tail = ev;
+    ctx->q_cost += event_cost(ev);
     if (was_empty)
         eventfd_ring(ctx->q_efd);
     ccsb_wakeup_fn wake = ctx->wake;
     void *wake_ud = ctx->wake_ud;
     pthread_mutex_unlock(&ctx->q_mu);
-    if (was_empty && wake)
+    if (was_empty && wake) {
+        ctx->in_callback++;
         wake(wake_ud);
+        ctx->in_callback--;
+    }
 }
 
 CCSB_API int ccsb_ctx_next_event(ccsb_ctx *ctx, ccsb_event **out)
@@ -165,6 +229,7 @@ CCSB_API int ccsb_ctx_next_event(ccsb_ctx *ctx, ccsb_event **out)
     if (!ctx || !out)
         return CCSB_E_INVAL;
     *out = NULL;
+    int resume = 0;
     pthread_mutex_lock(&ctx->q_mu);
     struct ccsb_event *ev = ctx->q_head;
     if (ev) {
@@ -174,8 +239,15 @@ CCSB_API int ccsb_ctx_next_event(ccsb_ctx *ctx, ccsb_event **out)
             eventfd_drain(ctx->q_efd);
         }
         ev->next = NULL;
+        ctx->q_cost -= event_cost(ev);
+        if (ctx->throttled && ctx->q_cost <= CTX_QUEUE_LOW) {
+            ctx->throttled = 0;
+            resume = 1;
+        }
     }
     pthread_mutex_unlock(&ctx->q_mu);
+    if (resume)
+        eventfd_ring(ctx->resume_efd);
     if (!ev)
         return CCSB_E_AGAIN;
     *out = ev;
@@ -267,6 +339,12 @@ static int set_cb_on_loop(void *arg)
     ctx->cb = a->cb;
     ctx->cb_ud = a->ud;
     ctx->cb_destroy = a->destroy;
+    if (ctx->cb) { /* the callback now takes what paused readers hold */
+        pthread_mutex_lock(&ctx->q_mu);
+        ctx->throttled = 0;
+        pthread_mutex_unlock(&ctx->q_mu);
+        resume_output(ctx);
+    }
     if (old_destroy)
         old_destroy(old_ud);
     return 0;
@@ -354,6 +432,8 @@ static void ctx_release_memory(struct ccsb_ctx *ctx)
         ctx->wake_destroy(ctx->wake_ud);
     if (ctx->q_efd >= 0)
         close(ctx->q_efd);
+    if (ctx->resume_efd >= 0)
+        close(ctx->resume_efd);
     probe_free(ctx->probe);
     pthread_mutex_destroy(&ctx->q_mu);
     pthread_mutex_destroy(&ctx->call_mu);
@@ -369,6 +449,26 @@ void ctx_unref(struct ccsb_ctx *ctx)
         ctx_release_memory(ctx);
 }
 
+/* Frees the loop objects ctx_init made (any subset); no thread runs. */
+static void ctx_free_loop(struct ccsb_ctx *ctx)
+{
+    if (ctx->later_ev)
+        event_free(ctx->later_ev);
+    ctx->later_ev = NULL;
+    if (ctx->resume_ev)
+        event_free(ctx->resume_ev);
+    ctx->resume_ev = NULL;
+    if (ctx->call_ev)
+        event_free(ctx->call_ev);
+    ctx->call_ev = NULL;
+    if (ctx->call_efd >= 0)
+        close(ctx->call_efd);
+    ctx->call_efd = -1;
+    if (ctx->own_base && ctx->base)
+        event_base_free(ctx->base);
+    ctx->base = NULL;
+}
+
 static int ctx_init(struct ccsb_ctx **out, struct event_base *base, char *errbuf,
                     size_t errlen)
 {
@@ -377,18 +477,20 @@ static int ctx_init(struct ccsb_ctx **out, struct event_base *base, char *errbuf
     if (!ctx)
         return errf(errbuf, errlen, CCSB_E_NOMEM, "out of memory");
     atomic_init(&ctx->refs, 1);
-    ctx->q_efd = ctx->call_efd = -1;
+    ctx->q_efd = ctx->call_efd = ctx->resume_efd = -1;
     pthread_mutex_init(&ctx->q_mu, NULL);
     pthread_mutex_init(&ctx->call_mu, NULL);
     pthread_mutex_init(&ctx->err_mu, NULL);
     pthread_mutex_init(&ctx->probe_mu, NULL);
     pthread_cond_init(&ctx->call_cv, NULL);
+    int code = CCSB_E_IO;
+    const char *what = "eventfd";
+    int e = 0;
     ctx->q_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (ctx->q_efd < 0) {
-        int e = errno;
-        ctx_release_memory(ctx);
-        return errf(errbuf, errlen, CCSB_E_IO, "eventfd: %s", strerror(e));
-    }
+    if (ctx->q_efd >= 0)
+        ctx->resume_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (ctx->q_efd < 0 || ctx->resume_efd < 0)
+        goto fail_errno;
     if (base) {
         ctx->base = base;
     } else {
@@ -400,45 +502,55 @@ static int ctx_init(struct ccsb_ctx **out, struct event_base *base, char *errbuf
             ctx->base = event_base_new_with_config(cfg);
             event_config_free(cfg);
         }
-        if (!ctx->base) {
-            ctx_release_memory(ctx);
-            return errf(errbuf, errlen, CCSB_E_NOMEM, "cannot create an event base");
-        }
+        code = CCSB_E_NOMEM;
+        what = "cannot create an event base";
+        if (!ctx->base)
+            goto fail;
         ctx->own_base = 1;
+        code = CCSB_E_IO;
+        what = "eventfd";
         ctx->call_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (ctx->call_efd < 0) {
-            int e = errno;
-            event_base_free(ctx->base);
-            ctx_release_memory(ctx);
-            return errf(errbuf, errlen, CCSB_E_IO, "eventfd: %s", strerror(e));
-        }
+        if (ctx->call_efd < 0)
+            goto fail_errno;
         ctx->call_ev = event_new(ctx->base, ctx->call_efd, EV_READ | EV_PERSIST, run_calls, ctx);
-        if (!ctx->call_ev || event_add(ctx->call_ev, NULL) < 0) {
-            if (ctx->call_ev)
-                event_free(ctx->call_ev);
-            close(ctx->call_efd);
-            event_base_free(ctx->base);
-            ctx_release_memory(ctx);
-            return errf(errbuf, errlen, CCSB_E_NOMEM, "cannot register the call event");
-        }
+        code = CCSB_E_NOMEM;
+        what = "cannot register the call event";
+        if (!ctx->call_ev || event_add(ctx->call_ev, NULL) < 0)
+            goto fail;
+    }
+    ctx->resume_ev = event_new(ctx->base, ctx->resume_efd, EV_READ | EV_PERSIST, on_resume, ctx);
+    ctx->later_ev = event_new(ctx->base, -1, 0, on_later, ctx);
+    code = CCSB_E_NOMEM;
+    what = "cannot register the resume event";
+    if (!ctx->resume_ev || !ctx->later_ev || event_add(ctx->resume_ev, NULL) < 0)
+        goto fail;
+    if (ctx->own_base) {
         /* The loop thread blocks every signal: the host's signals are
          * delivered to the host's own threads. */
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
-        int e = pthread_create(&ctx->thread, NULL, loop_main, ctx);
+        e = pthread_create(&ctx->thread, NULL, loop_main, ctx);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (e) {
-            event_free(ctx->call_ev);
-            close(ctx->call_efd);
-            event_base_free(ctx->base);
-            ctx_release_memory(ctx);
-            return errf(errbuf, errlen, CCSB_E_IO, "pthread_create: %s", strerror(e));
-        }
+        code = CCSB_E_IO;
+        what = "pthread_create";
+        if (e)
+            goto fail_e;
         ctx->has_thread = 1;
     }
     *out = ctx;
     return 0;
+
+fail_errno:
+    e = errno;
+fail_e:
+    ctx_free_loop(ctx);
+    ctx_release_memory(ctx);
+    return errf(errbuf, errlen, code, "%s: %s", what, strerror(e));
+fail:
+    ctx_free_loop(ctx);
+    ctx_release_memory(ctx);
+    return errf(errbuf, errlen, code, "%s", what);
 }
 
 CCSB_API int ccsb_ctx_new(ccsb_ctx **out, char *errbuf, size_t errbuf_len)
@@ -467,6 +579,7 @@ static int shutdown_on_loop(void *arg)
         struct ccsb_session *s = ctx->sessions;
         session_shutdown(s); /* stops, detaches, removes from the list */
     }
+    destroy_doomed(ctx);
     if (ctx->cb_destroy)
         ctx->cb_destroy(ctx->cb_ud);
     ctx->cb = NULL;
@@ -500,12 +613,7 @@ CCSB_API void ccsb_ctx_free(ccsb_ctx *ctx)
     ctx->calls = NULL;
     pthread_cond_broadcast(&ctx->call_cv);
     pthread_mutex_unlock(&ctx->call_mu);
-    if (ctx->own_base) {
-        event_free(ctx->call_ev);
-        close(ctx->call_efd);
-        event_base_free(ctx->base);
-    }
-    ctx->base = NULL;
+    ctx_free_loop(ctx);
     ctx_unref(ctx);
 }
 

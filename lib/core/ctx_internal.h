@@ -31,6 +31,10 @@ struct ccsb_ctx {
     pthread_mutex_t q_mu;
     struct ccsb_event *q_head, *q_tail;
     int q_efd;
+    size_t q_cost;               /* bytes held by queued events */
+    int throttled;               /* output readers paused until the host drains */
+    int resume_efd;              /* rung when the host drained a throttled queue */
+    struct event *resume_ev;
     ccsb_wakeup_fn wake;
     void *wake_ud;
     ccsb_destroy_fn wake_destroy;
@@ -48,6 +52,9 @@ struct ccsb_ctx {
     struct ccsb_probe_result *probe;
 
     struct ccsb_session *sessions; /* loop thread */
+    /* destroyed from inside a callback, freed once it returned (loop thread) */
+    struct ccsb_session *doomed;
+    struct event *later_ev;
 };
 
 void ctx_ref(struct ccsb_ctx *ctx);
@@ -56,5 +63,7 @@ void ctx_unref(struct ccsb_ctx *ctx);
 /* Stops the session, detaches it from the loop and the context list
  * (session.c; used by ccsb_ctx_free). */
 void session_shutdown(struct ccsb_session *s);
+/* Shuts down and frees a session (loop thread, outside callbacks). */
+void session_destroy_now(struct ccsb_session *s);
 
 #endif

@@ -144,6 +144,8 @@ static const struct backend_ops *native_ops(void)
 {
 #if defined(__linux__) && defined(CCSB_HAVE_BWRAP_BACKEND)
     return &backend_bwrap_ops;
+#elif defined(__APPLE__) && CCSB_HAVE_SEATBELT
+    return &backend_seatbelt_ops;
 #else
     return NULL;
 #endif
@@ -213,6 +215,7 @@ static void on_session_timeout(evutil_socket_t fd, short what, void *arg)
 struct attach_args {
     struct ccsb_session *s;
     const char *note;
+    char err[512];
 };
 
 static int attach_on_loop(void *arg)
@@ -220,7 +223,7 @@ static int attach_on_loop(void *arg)
     struct attach_args *a = arg;
     struct ccsb_session *s = a->s;
     if (s->ops->attach) {
-        int r = s->ops->attach(s);
+        int r = s->ops->attach(s, a->err, sizeof a->err);
         if (r < 0)
             return r;
     }
@@ -267,8 +270,8 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
     if (spec_validate(spec, err, sizeof err) < 0)
         return ctx_err(ctx, CCSB_E_SPEC, "%s", err);
 
-    int backend;
-    const struct backend_ops *ops;
+    int backend = CCSB_BACKEND_NONE;
+    const struct backend_ops *ops = NULL;
     char *note = NULL;
     int r = resolve_backend(ctx, spec->backend, &backend, &ops, &note);
     if (r < 0)
@@ -317,7 +320,7 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
     }
 
     ctx_ref(ctx);
-    struct attach_args a = {s, note};
+    struct attach_args a = {.s = s, .note = note};
     r = ctx_call(ctx, attach_on_loop, &a);
     free(note);
     if (r < 0) {
@@ -325,7 +328,8 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
             ops->stop(s);
         session_free_memory(s);
         ctx_unref(ctx);
-        return ctx_err(ctx, r, "cannot attach the session to the event loop");
+        return ctx_err(ctx, r, "cannot attach the session to the event loop: %s",
+                       *a.err ? a.err : ccsb_strerror(r));
     }
     *out = s;
     return 0;
@@ -373,9 +377,22 @@ static int destroy_on_loop(void *arg)
     return 0;
 }
 
+void session_destroy_now(struct ccsb_session *s)
+{
+    struct ccsb_ctx *ctx = s->ctx;
+    session_shutdown(s);
+    session_free_memory(s);
+    ctx_unref(ctx);
+}
+
 void session_destroy(struct ccsb_session *s)
 {
     struct ccsb_ctx *ctx = s->ctx;
+    /* The code that called the callback still uses the session. */
+    if (ctx_in_callback(ctx)) {
+        ctx_defer_destroy(ctx, s);
+        return;
+    }
     /* After ccsb_ctx_free the session was already shut down there. */
     if (ctx_call(ctx, destroy_on_loop, s) < 0 && s->attached)
         return; /* cannot reach the loop and not shut down: leak rather than race */
