@@ -162,9 +162,6 @@ static const struct backend_ops *native_ops(void)
 static int resolve_backend(struct ccsb_ctx *ctx, int requested, int *backend,
                            const struct backend_ops **ops, char **note)
 {
-    const struct ccsb_probe_result *pr = ctx_probe(ctx);
-    if (!pr)
-        return ctx_err(ctx, CCSB_E_NOMEM, "out of memory");
     *note = NULL;
     switch (requested) {
     case CCSB_BACKEND_NONE:
@@ -175,6 +172,14 @@ static int resolve_backend(struct ccsb_ctx *ctx, int requested, int *backend,
         return ctx_err(ctx, CCSB_E_UNAVAILABLE,
                        "backend microvm: no microVM runtime is available on this host (this "
                        "build has no microVM support); refusing to fall back to another backend");
+    default:
+        break;
+    }
+    /* Only the native backend needs to know what the host offers. */
+    const struct ccsb_probe_result *pr = ctx_probe(ctx);
+    if (!pr)
+        return ctx_err(ctx, CCSB_E_NOMEM, "out of memory");
+    switch (requested) {
     case CCSB_BACKEND_NATIVE:
         if (!pr->available)
             return ctx_err(ctx, CCSB_E_UNAVAILABLE, "backend native: %s%s%s", pr->note,

@@ -873,6 +873,37 @@ START_TEST(stop_removes_a_tmp_made_unwritable)
 }
 END_TEST
 
+START_TEST(probe_with_sigchld_ignored)
+{
+    /* The probe's bubblewrap must not inherit the host's SIG_IGN for
+     * SIGCHLD (bwrap then never learns that its child exited), and a
+     * launch on the none backend does not need the probe at all. */
+    struct sigaction sa = {.sa_handler = SIG_IGN}, old;
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGCHLD, &sa, &old), 0);
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    double t0 = now_s();
+    ccsb_session *s = launch_none(ctx, NULL);
+    ck_assert_msg(now_s() - t0 < 2.0, "a none launch took %.1f s", now_s() - t0);
+    ccsb_session_destroy(s);
+    t0 = now_s();
+    const ccsb_probe_result *pr = NULL;
+    ck_assert_int_eq(ccsb_probe(ctx, &pr), 0);
+    ck_assert_msg(now_s() - t0 < 5.0, "the probe took %.1f s", now_s() - t0);
+    ccsb_ctx *ref = NULL;
+    sigaction(SIGCHLD, &old, NULL);
+    ck_assert_int_eq(ccsb_ctx_new(&ref, NULL, 0), 0);
+    const ccsb_probe_result *pr_ref = NULL;
+    ck_assert_int_eq(ccsb_probe(ref, &pr_ref), 0);
+    ck_assert_msg(ccsb_probe_available(pr) == ccsb_probe_available(pr_ref),
+                  "with SIGCHLD ignored the probe says '%s' (otherwise '%s')",
+                  ccsb_probe_note(pr), ccsb_probe_note(pr_ref));
+    ccsb_ctx_free(ref);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
 static Suite *none_suite(void)
 {
     Suite *s = suite_create("none-backend");
@@ -900,6 +931,7 @@ static Suite *none_suite(void)
     tcase_add_test(tc, stop_spares_a_reused_group_id);
     tcase_add_test(tc, suspend_spares_a_reused_group_id);
     tcase_add_test(tc, stop_removes_a_tmp_made_unwritable);
+    tcase_add_test(tc, probe_with_sigchld_ignored);
     suite_add_tcase(s, tc);
     return s;
 }
