@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
@@ -161,6 +162,19 @@ static int bwrap_attach(struct ccsb_session *s, char *aerr, size_t aerrlen)
 
 /* ---- exec ------------------------------------------------------------------------ */
 
+/* 1 when an egressAllowlist entry names loopback (localhost, 127/8, ::1). */
+static int allows_host_loopback(const struct ccsb_spec *spec)
+{
+    for (size_t i = 0; i < spec->egress_allow.n; i++) {
+        const char *e = spec->egress_allow.v[i];
+        size_t n = e[0] == '[' ? strcspn(e, "]") + 1 : strcspn(e, ":");
+        if ((n == 9 && strncasecmp(e, "localhost", 9) == 0) || strncmp(e, "127.", 4) == 0 ||
+            (n == 5 && strncmp(e, "[::1]", 5) == 0) || strcmp(e, "::1") == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static int forced_env(struct ccsb_session *s, struct bwrap_session *bs, struct strv *f)
 {
     int r = strv_push(f, "TMPDIR=/tmp") | strv_push(f, "CCSB_SANDBOX=bubblewrap") |
@@ -179,10 +193,13 @@ static int forced_env(struct ccsb_session *s, struct bwrap_session *bs, struct s
             r |= strv_pushf(f, "ALL_PROXY=%s", socks) | strv_pushf(f, "all_proxy=%s", socks);
         free(http);
         free(socks);
-        /* The sandbox's own loopback (its dev servers) is reached directly:
-         * the proxies live outside and could not reach it anyway. */
-        r |= strv_push(f, "NO_PROXY=localhost,127.0.0.1,::1");
-        r |= strv_push(f, "no_proxy=localhost,127.0.0.1,::1");
+        /* Loopback names go direct, to the sandbox's own loopback (its dev
+         * servers), unless the allowlist names the host's loopback: then
+         * the user asked to reach host services (compose, a local API) and
+         * they go through the proxy. The host's own NO_PROXY never leaks in:
+         * it would send clients into the empty namespace. */
+        const char *np = allows_host_loopback(s->spec) ? "" : "localhost,127.0.0.1,::1";
+        r |= strv_pushf(f, "NO_PROXY=%s", np) | strv_pushf(f, "no_proxy=%s", np);
         /* git over ssh: through the SOCKS port, the only way out. */
         r |= strv_pushf(f, "GIT_SSH_COMMAND=ssh -o ProxyCommand='%s connect --port %d %%h %%p'",
                         INIT_GUEST_PATH, bs->socks_port);
