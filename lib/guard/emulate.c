@@ -76,7 +76,7 @@ static void report(struct op *o, const char *action, const char *target, const c
 /* An internal failure: deny, count, report. */
 static void fail(struct op *o, const char *action, const char *target, const char *what, int e)
 {
-    o->em->n_errors++;
+    EMU_COUNT(o->em, errors);
     report(o, action, target ? target : "", "%s by pid %d denied: internal error: %s: %s",
            o->call, (int)o->t.tid, what, strerror(e < 0 ? -e : e));
     answer(o, 0, EACCES);
@@ -100,7 +100,7 @@ static int check_glob(struct op *o, const struct res_out *r, int kind, const cha
         return 0;
     char where[PATH_MAX + NAME_MAX + 2];
     shown_path(o, r, where, sizeof where);
-    o->em->n_denied++;
+    EMU_COUNT(o->em, denied);
     report(o, action, where, "%s(\"%s\") by pid %d: \"%s\" matches deny-write glob \"%s\"",
            o->call, argpath, (int)o->t.tid, r->name, g);
     answer(o, 0, EACCES);
@@ -354,7 +354,7 @@ static void open_existing(struct op *o, const struct res_out *res, int flags, co
     if (pf != 0) {
         if (pf < 0)
             return fail(o, "file-write-create", path, "fstatfs", pf);
-        o->em->n_denied++;
+        EMU_COUNT(o->em, denied);
         report(o, "file-write-create", path,
                "%s(\"%s\") by pid %d: refusing to open a kernel interface file for the sandbox",
                o->call, path, (int)o->t.tid);
@@ -367,7 +367,7 @@ static void open_existing(struct op *o, const struct res_out *res, int flags, co
                 return answer(o, 0, ctty == -ESRCH ? ENOENT : -ctty);
             objfd = ctty;
         } else {
-            o->em->n_denied++;
+            EMU_COUNT(o->em, denied);
             report(o, "file-write-create", path,
                    "%s(\"%s\") by pid %d: refusing to open device %u:%u for the sandbox",
                    o->call, path, (int)o->t.tid, major(st->st_rdev), minor(st->st_rdev));
@@ -393,7 +393,7 @@ static void open_existing(struct op *o, const struct res_out *res, int flags, co
         return answer(o, 0, -fd);
     if (fifo && !(flags & O_NONBLOCK))
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    o->em->n_emulated++;
+    EMU_COUNT(o->em, emulated);
     answer_fd(o, fd, flags & O_CLOEXEC);
     close(fd);
 }
@@ -456,7 +456,7 @@ static void do_open(struct op *o, int dirfd, int pathi, int flags, mode_t mode)
             if (fd < 0) {
                 answer(o, 0, -fd);
             } else {
-                o->em->n_emulated++;
+                EMU_COUNT(o->em, emulated);
                 answer_fd(o, fd, flags & O_CLOEXEC);
                 close(fd);
             }
@@ -512,7 +512,7 @@ static void do_open(struct op *o, int dirfd, int pathi, int flags, mode_t mode)
             answer(o, 0, e2);
             break;
         }
-        o->em->n_emulated++;
+        EMU_COUNT(o->em, emulated);
         answer_fd(o, fd, flags & O_CLOEXEC);
         close(fd);
         break;
@@ -566,7 +566,7 @@ static void finish(struct op *o, int rc)
         answer(o, 0, errno);
         return;
     }
-    o->em->n_emulated++;
+    EMU_COUNT(o->em, emulated);
     answer(o, 0, 0);
 }
 
@@ -893,7 +893,7 @@ static void do_denied(struct op *o)
         snprintf(detail, sizeof detail, " (set-user-ID/set-group-ID bit)");
     }
     if (still_valid(o)) {
-        o->em->n_denied++;
+        EMU_COUNT(o->em, denied);
         report(o, "syscall", name ? name : "?", "%s%s by pid %d denied by the sandbox",
                name ? name : "syscall", detail, (int)o->t.tid);
         answer(o, 0, EPERM);
@@ -903,10 +903,11 @@ static void do_denied(struct op *o)
 
 /* ------------------------------------------------------------------ */
 
-int emu_init(struct emu *em, const char *const *globs, emu_report_fn rep, void *ud, char *err,
-             size_t errlen)
+int emu_init(struct emu *em, const char *const *globs, emu_report_fn rep, void *ud,
+             struct emu_counters *cnt, char *err, size_t errlen)
 {
     memset(em, 0, sizeof *em);
+    em->cnt = cnt;
     int r = glob_set_init(&em->globs, globs, err, errlen);
     if (r)
         return r;
@@ -934,7 +935,7 @@ void emu_clear(struct emu *em)
 void emu_handle(struct emu *em, int listener, uint64_t tag, const struct seccomp_notif *n)
 {
     struct op o = {.em = em, .listener = listener, .id = n->id, .tag = tag, .d = &n->data};
-    em->n_notifications++;
+    EMU_COUNT(em, notifications);
     o.call = "syscall";
     int r = creds_host(&em->creds);
     if (r == 0)
@@ -1054,7 +1055,7 @@ int emu_tick(struct emu *em)
             if (r < 0 && r != -ENOENT)
                 unotify_respond(p->listener, p->id, 0, -r);
             close(fd);
-            em->n_emulated++;
+            EMU_COUNT(em, emulated);
         }
         drop_pending(em, i);
     }

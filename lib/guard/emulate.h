@@ -30,6 +30,12 @@ struct emu_pending {
     struct target_creds creds;
 };
 
+/* Shared with other threads: updated with atomics before each answer. */
+struct emu_counters {
+    uint64_t notifications, emulated, denied, errors, listeners;
+};
+#define EMU_COUNT(em, f) __atomic_fetch_add(&(em)->cnt->f, 1, __ATOMIC_RELAXED)
+
 struct emu {
     struct creds_state creds;
     struct glob_set globs;
@@ -37,12 +43,12 @@ struct emu {
     void *report_ud;
     struct emu_pending pending[EMU_MAX_PENDING];
     int n_pending;
-    uint64_t n_notifications, n_emulated, n_denied, n_errors;
+    struct emu_counters *cnt;
 };
 
 /* On the supervisor thread: creds_init and the glob copy. 0 or CCSB_E_*. */
 int emu_init(struct emu *em, const char *const *globs, emu_report_fn report, void *ud,
-             char *err, size_t errlen);
+             struct emu_counters *cnt, char *err, size_t errlen);
 void emu_clear(struct emu *em);
 
 void emu_handle(struct emu *em, int listener, uint64_t tag, const struct seccomp_notif *n);

@@ -54,6 +54,7 @@ struct guard_supervisor {
     guard_violation_fn cb;
     void *ud;
     const char *const *globs; /* only during start-up */
+    struct emu_counters cnt;  /* atomics */
 
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -67,7 +68,6 @@ struct guard_supervisor {
     size_t rq_len;
     uint64_t rq_dropped;
     int pipe_armed;
-    struct guard_stats stats;
 };
 
 static void free_report(struct report *r)
@@ -142,15 +142,9 @@ static void on_reports(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-static void publish(struct guard_supervisor *g, const struct emu *em, size_t n_listeners)
+static void publish_listeners(struct guard_supervisor *g, size_t n)
 {
-    pthread_mutex_lock(&g->mu);
-    g->stats.notifications = em->n_notifications;
-    g->stats.emulated = em->n_emulated;
-    g->stats.denied = em->n_denied;
-    g->stats.errors = em->n_errors;
-    g->stats.listeners = n_listeners;
-    pthread_mutex_unlock(&g->mu);
+    __atomic_store_n(&g->cnt.listeners, (uint64_t)n, __ATOMIC_RELAXED);
 }
 
 struct thread_state {
@@ -209,7 +203,7 @@ static void *supervise(void *arg)
     struct thread_state ts;
     memset(&ts, 0, sizeof ts);
     char err[256] = "";
-    int rc = emu_init(&ts.em, g->globs, push_report, g, err, sizeof err);
+    int rc = emu_init(&ts.em, g->globs, push_report, g, &g->cnt, err, sizeof err);
     struct seccomp_notif_sizes sizes;
     if (rc == 0) {
         int r = unotify_sizes(&sizes);
@@ -282,12 +276,12 @@ static void *supervise(void *arg)
                 push_report(g, 0, "guard-error", "", raw);
             }
         }
-        publish(g, &ts.em, ts.n);
+        publish_listeners(g, ts.n);
     }
     emu_clear(&ts.em);
     while (ts.n)
         drop_listener(&ts, ts.n - 1);
-    publish(g, &ts.em, 0);
+    publish_listeners(g, 0);
     free(ts.ls);
     free(ts.pfd);
     free(ts.notif);
@@ -421,7 +415,9 @@ void guard_supervisor_free(struct guard_supervisor *g)
 
 void guard_supervisor_stats(struct guard_supervisor *g, struct guard_stats *out)
 {
-    pthread_mutex_lock(&g->mu);
-    *out = g->stats;
-    pthread_mutex_unlock(&g->mu);
+    out->notifications = __atomic_load_n(&g->cnt.notifications, __ATOMIC_RELAXED);
+    out->emulated = __atomic_load_n(&g->cnt.emulated, __ATOMIC_RELAXED);
+    out->denied = __atomic_load_n(&g->cnt.denied, __ATOMIC_RELAXED);
+    out->errors = __atomic_load_n(&g->cnt.errors, __ATOMIC_RELAXED);
+    out->listeners = __atomic_load_n(&g->cnt.listeners, __ATOMIC_RELAXED);
 }
