@@ -4,7 +4,11 @@
  *   `bwrap --unshare-all` sandbox; --unpriv re-runs the whole harness as the
  *   user ccsbtest (when started as root). Exit 0 when all pass, 77 when
  *   --unpriv or --bwrap cannot run here.
- * guard_harness child NAME FD
+ * guard_harness --naive
+ *   Proves the attacks are real: the child gets the static filter only (no
+ *   supervisor), and every create-time attack must then succeed. Exit 0
+ *   when each of them did.
+ * guard_harness child NAME FD [naive]
  *   (internal) installs the filter, sends the listener over FD, runs NAME.
  */
 #include <errno.h>
@@ -87,18 +91,20 @@ static const struct scenario *find(const char *name)
     return NULL;
 }
 
-static int child_main(const char *name, int sock)
+static int child_main(const char *name, int sock, int naive)
 {
     const struct scenario *sc = find(name);
     if (!sc)
         return 2;
-    struct guard_filter_cfg cfg = {.allow_unix_sockets = 0, .notify = 1, .trap_mkdir = 1};
-    int lfd;
+    struct guard_filter_cfg cfg = {.allow_unix_sockets = 0, .notify = !naive, .trap_mkdir = 1};
+    int lfd = -1;
     char err[256];
-    if (guard_filter_install(&cfg, &lfd, err, sizeof err) != 0) {
+    if (guard_filter_install(&cfg, naive ? NULL : &lfd, err, sizeof err) != 0) {
         fprintf(stderr, "child: %s\n", err);
         return 2;
     }
+    if (naive)
+        lfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (send_fd(sock, lfd) < 0)
         return 2;
     close(lfd); /* before any untrusted code runs */
@@ -200,16 +206,19 @@ static int have(const char *prog)
     return access(prog, X_OK) == 0;
 }
 
+static int naive_mode;
+
 static void exec_child(const char *self, const char *name, const char *work, int bwrap)
 {
+    const char *mode = naive_mode ? "naive" : NULL;
     if (chdir(work) < 0)
         _exit(2);
     if (!bwrap)
-        execl(self, self, "child", name, "3", (char *)NULL);
+        execl(self, self, "child", name, "3", mode, (char *)NULL);
     else
         execlp("bwrap", "bwrap", "--unshare-all", "--die-with-parent", "--new-session",
                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", work, work,
-               "--chdir", work, "--", self, "child", name, "3", (char *)NULL);
+               "--chdir", work, "--", self, "child", name, "3", mode, (char *)NULL);
     _exit(2);
 }
 
@@ -217,6 +226,22 @@ struct run {
     struct event_base *base;
     int done;
 };
+
+/* The child's stdout and stderr are a pipe of ours, relayed to our stderr:
+ * reopening them through /dev/stdout must work for whatever user runs us,
+ * as it would for a command whose output the host collects. */
+static void on_output(evutil_socket_t fd, short what, void *arg)
+{
+    struct event **ev = arg;
+    (void)what;
+    char buf[4096];
+    ssize_t k;
+    while ((k = read(fd, buf, sizeof buf)) > 0)
+        if (fwrite(buf, 1, (size_t)k, stderr) != (size_t)k)
+            break;
+    if (k == 0 && ev && *ev) /* EOF: stop watching */
+        event_del(*ev);
+}
 
 static void on_exit_ev(evutil_socket_t fd, short what, void *arg)
 {
@@ -283,16 +308,22 @@ static int run_one(const char *self, const struct scenario *sc, int bwrap)
         fprintf(stderr, "  supervisor: %s\n", err);
         return 1;
     }
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+    int sv[2], out[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 ||
+        pipe2(out, O_CLOEXEC) < 0)
         return 1;
     pid_t pid = fork();
     if (pid == 0) {
-        if (dup2(sv[1], 3) < 0)
+        if (dup2(sv[1], 3) < 0 || dup2(out[1], 1) < 0 || dup2(out[1], 2) < 0)
             _exit(2);
         exec_child(self, sc->name, work, bwrap);
     }
     close(sv[1]);
+    close(out[1]);
+    fcntl(out[0], F_SETFL, O_NONBLOCK);
+    struct event *oev = NULL;
+    oev = event_new(base, out[0], EV_READ | EV_PERSIST, on_output, &oev);
+    event_add(oev, NULL);
     int status = -1;
     int lfd = recv_fd(sv[0], 30000);
     if (lfd < 0) {
@@ -314,6 +345,8 @@ static int run_one(const char *self, const struct scenario *sc, int bwrap)
         waitpid(sp, NULL, 0);
         if (write(sv[0], "G", 1) != 1)
             fail = 1;
+    } else if (naive_mode) {
+        close(lfd);
     } else if (guard_supervisor_add_listener(g, lfd, 1, err, sizeof err) != 0) {
         fprintf(stderr, "  add_listener: %s\n", err);
         fail = 1;
@@ -340,6 +373,9 @@ static int run_one(const char *self, const struct scenario *sc, int bwrap)
     /* Deliver whatever is still queued. */
     event_base_loop(base, EVLOOP_NONBLOCK);
     event_base_loop(base, EVLOOP_NONBLOCK);
+    on_output(out[0], EV_READ, NULL);
+    event_free(oev);
+    close(out[0]);
     struct guard_stats st = {0};
     if (g) {
         guard_supervisor_stats(g, &st);
@@ -429,8 +465,8 @@ static int run_unpriv(const char *self, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    if (argc == 4 && strcmp(argv[1], "child") == 0)
-        return child_main(argv[2], atoi(argv[3]));
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "child") == 0)
+        return child_main(argv[2], atoi(argv[3]), argc == 5);
     signal(SIGPIPE, SIG_IGN);
     char self[4096];
     ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -444,6 +480,8 @@ int main(int argc, char **argv)
             bwrap = 1;
         else if (strcmp(argv[i], "--unpriv") == 0)
             unpriv = 1;
+        else if (strcmp(argv[i], "--naive") == 0)
+            naive_mode = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
             only = argv[++i];
     }
@@ -464,9 +502,20 @@ int main(int argc, char **argv)
     printf("running as uid %d%s\n", (int)geteuid(), bwrap ? " inside bwrap" : "");
     int failed = 0;
     for (unsigned i = 0; i < guard_n_scenarios; i++) {
-        if (only && strcmp(only, guard_scenarios[i].name) != 0)
+        const struct scenario *sc = &guard_scenarios[i];
+        if (only && strcmp(only, sc->name) != 0)
             continue;
-        failed += run_one(self, &guard_scenarios[i], bwrap);
+        if (naive_mode) {
+            /* Only the create-time attacks: each must break through. */
+            if (!sc->expect_action || strncmp(sc->expect_action, "file-", 5) != 0)
+                continue;
+            int broke = run_one(self, sc, bwrap);
+            printf("%s %s: the attack %s without the supervisor\n", broke ? "ok  " : "FAIL",
+                   sc->name, broke ? "succeeds" : "fails even");
+            failed += !broke;
+            continue;
+        }
+        failed += run_one(self, sc, bwrap);
     }
     printf("%d failed\n", failed);
     return failed ? 1 : 0;
