@@ -42,6 +42,10 @@ struct backend_ops {
     void (*stop)(struct ccsb_session *s);
     /* Free s->bdata (after stop). */
     void (*destroy)(struct ccsb_session *s);
+    /* Optional: sees every chunk of an exec's stderr (already delivered
+     * unchanged to the host) to turn denial messages into violations. */
+    void (*stderr_tap)(struct ccsb_session *s, struct exec *x, const unsigned char *buf,
+                       size_t len);
     /* Add backend-specific fields to the details object. */
     void (*details)(struct ccsb_session *s, json_t *obj);
 };
@@ -52,12 +56,14 @@ extern const struct backend_ops backend_bwrap_ops;
 #endif
 
 /*
- * The host environment with the policy applied: inherited variables minus
- * the strip list, then the spec's variables, then the exec's. NULL-terminated
- * "NAME=VALUE" vector in *out (free with strv_clear). Shared by backends.
+ * The command's environment: inherited variables minus the strip list
+ * (policy/lists.c), then the spec's variables, then the exec's, then the
+ * backend's forced "NAME=VALUE" entries (TMPDIR, proxy variables, the
+ * sandbox marker); a later definition replaces an earlier one. Appends to
+ * *out (NULL-terminated; free with strv_clear). 0 or -1 (ENOMEM).
  */
 struct strv;
 int backend_build_env(const struct ccsb_session *s, const struct ccsb_exec_req *req,
-                      char *const *inherited, struct strv *out);
+                      char *const *inherited, const char *const *forced, struct strv *out);
 
 #endif

@@ -24,8 +24,8 @@ struct ccsb_event {
 };
 
 /* A new event with every field at its neutral value; NULL on ENOMEM. */
-struct ccsb_event *event_new(int type, const char *session_id, uint64_t exec_id);
-int event_set_message(struct ccsb_event *ev, const char *fmt, ...)
+struct ccsb_event *evt_new(int type, const char *session_id, uint64_t exec_id);
+int evt_set_message(struct ccsb_event *ev, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -75,4 +75,18 @@ void exec_exited(struct exec *x, int code, int sig);
  */
 void session_died(struct ccsb_session *s, const char *why);
 
+/* Number of execs whose main process still runs. */
+int session_running_execs(const struct ccsb_session *s);
+
+/* Launch (caller's thread): validate, resolve backend, build policy, start,
+ * attach. On failure nothing is left running and ctx has the message. */
+int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
+                   struct ccsb_session **out);
+/* Kill everything, report exits, state destroyed (loop thread). */
+int session_stop_on_loop(struct ccsb_session *s);
+/* Stop if needed and free (any thread). */
+void session_destroy(struct ccsb_session *s);
+/* The details JSON (loop thread). */
+int session_details(struct ccsb_session *s, char **out);
+
 #endif

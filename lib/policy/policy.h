@@ -18,7 +18,13 @@ struct ccsb_spec;
 /* A path rule, kept in both spellings (DESIGN.md §4/§5). */
 struct policy_path {
     char *path;     /* as written (absolute; "~" already expanded) */
-    char *resolved; /* symlink-resolved spelling when it differs, else NULL */
+    /* Symlink-resolved spelling when it differs, else NULL. For a path that
+     * does not exist (yet) this is its deepest existing ancestor resolved,
+     * following a dangling symlink as far as it goes, plus the rest: so a
+     * missing /tmp/w/.bashrc on macOS also yields /private/tmp/w/.bashrc.
+     * For a glob, the part before the first wildcard is resolved that way
+     * and the rest kept as written. */
+    char *resolved;
     int is_glob;    /* contains '*' or '?': never resolved, kept as written */
     int exists;     /* the path (its resolved spelling) exists on the host */
     int is_dir;     /* exists and is a directory */
@@ -34,12 +40,23 @@ struct policy_paths {
 #define POLICY_ROOT_RUNNER_STATE 2 /* runnerStateDirs: writable in every mode */
 #define POLICY_ROOT_SESSION_TMP 3 /* the per-session tmp */
 #define POLICY_ROOT_HOME 4        /* terminal preset: $HOME */
+#define POLICY_ROOT_GITDIR 5      /* a git worktree's common git dir (see below) */
 
+/*
+ * A host path made visible in the sandbox: the spec's bindMounts, then its
+ * runnerStateDirs, then the git dirs of worktrees. When `<root>/.git` of a
+ * bind is a file naming a verified worktree git dir outside the bind, that
+ * repository's common git dir is mounted at its own path (git finds it by
+ * absolute path), writable exactly when the bind is; its hooks and config
+ * stay in deny_write.
+ */
 struct policy_mount {
-    char *host;    /* host path (as written) */
+    char *host;    /* host path (as written, "~" expanded) */
     char *guest;   /* where the sandbox sees it */
     int writable;  /* after the mode is applied */
     int kind;      /* POLICY_ROOT_* for writable ones, 0 for read-only */
+    int exists;    /* the host path resolves (a runner state dir may not exist
+                    * yet; a missing bind is a policy_build error) */
 };
 
 /* Host facts the policy depends on; filled by the caller (tests fake them). */
@@ -50,6 +67,9 @@ struct policy_host {
      * string or NULL when it does not resolve. Injected for golden tests. */
     char *(*resolve)(const char *path, void *userdata);
     void *resolve_userdata;
+    /* Optional: 1 for a directory, 0 for anything else, -1 when missing;
+     * NULL means stat(2). Called with resolve_userdata. */
+    int (*kind)(const char *path, void *userdata);
 };
 
 struct ccsb_policy {
@@ -63,19 +83,26 @@ struct ccsb_policy {
     size_t n_mounts;
 
     /* Every writable host root (binds in chat mode, runner state dirs,
-     * session tmp), both spellings. */
+     * session tmp, worktree git dirs of writable binds), both spellings. */
     struct policy_paths writable_roots;
-    /* Read-denied: the built-in secret set + spec.denyRead. */
+    /* Read-denied, applied after (over) the mounts: the built-in secret set
+     * (policy_secret_home under home, policy_secret_system) + spec.denyRead. */
     struct policy_paths deny_read;
-    /* Never writable: protectedPaths + the mandatory deny-write set applied
-     * inside every writable root (existing or not). */
+    /* Never writable, applied after the mounts: protectedPaths + the
+     * mandatory deny-write set inside every writable root except the session
+     * tmp (existing or not; lists.h policy_deny_write_root) + the git-dir set
+     * (policy_deny_write_gitdir) of `<root>/.git` and of a worktree's git
+     * dirs + a worktree's `<root>/.git` file itself. A backend must also
+     * stop a missing entry's missing ancestors from being created, and an
+     * entry's ancestors from being renamed or removed. */
     struct policy_paths deny_write;
     /* Create-time globs on the final component (spec.denyWriteGlobs). */
     struct strv deny_write_globs;
     /* Trees from which executing is allowed even though writable. */
     struct policy_paths exec_grant_roots;
 
-    /* Environment: names removed from the inherited environment, then the
+    /* Environment: names removed from the inherited environment (an entry
+     * ending in '*' is a prefix: "DYLD_*"; use policy_env_unsets), then the
      * variables set for every exec (spec env). */
     struct strv env_unset;
     struct strv env_set_names;
@@ -89,11 +116,18 @@ struct ccsb_policy {
 };
 
 /*
- * Builds the policy from a validated spec. Returns 0, CCSB_E_NOMEM, or
- * CCSB_E_POLICY with a message in err.
+ * Builds the policy from a spec (validated again here). Returns 0,
+ * CCSB_E_NOMEM, CCSB_E_SPEC (invalid spec), or CCSB_E_POLICY with a message
+ * naming the field: "~" without a home, a bind that does not exist, a mount
+ * that resolves to / or into /proc, /dev or /sys, a mount at or inside a
+ * read-denied path, guest paths that collide once "~" is expanded. On
+ * failure *out is untouched.
  */
 int policy_build(const struct ccsb_spec *spec, const struct policy_host *host,
                  struct ccsb_policy **out, char *err, size_t errlen);
 void policy_free(struct ccsb_policy *p);
+
+/* 1 when the policy removes this inherited variable (env_unset). */
+int policy_env_unsets(const struct ccsb_policy *p, const char *name);
 
 #endif

@@ -1,0 +1,58 @@
+/*
+ * ccsb-init: one small program with three jobs, picked by argv[1].
+ *
+ *   ccsb-init init [options]        PID 1 inside a bubblewrap sandbox: serves
+ *                                   exec requests on the control socket (fd 3)
+ *   ccsb-init janitor [options] -- BWRAP ARGV...
+ *                                   runs on the host between the library and
+ *                                   bwrap when the launch had to create
+ *                                   placeholder mount points; removes them when
+ *                                   the sandbox ends, even if the host was killed
+ *   ccsb-init connect [--port N] HOST PORT
+ *                                   an ssh ProxyCommand through the session's
+ *                                   SOCKS5 port (used by GIT_SSH_COMMAND)
+ */
+#ifndef CCSB_HELPER_INIT_H
+#define CCSB_HELPER_INIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct init_exec_data;
+
+/* Options of `ccsb-init init`. */
+struct init_opts {
+    int http_port;  /* 0: ephemeral */
+    int socks_port; /* 0: ephemeral */
+    uint64_t rlimit_as;    /* 0: none (set only when cgroups are not used) */
+    uint64_t rlimit_nproc; /* 0: none */
+};
+
+int init_main(int argc, char **argv);
+int janitor_main(int argc, char **argv);
+int connect_main(int argc, char **argv);
+
+/* Parses a decimal number in [0, max]. Returns 0 or -1. */
+int parse_u64(const char *s, uint64_t max, uint64_t *out);
+
+/*
+ * The child side of an exec, after fork: becomes a session leader, takes
+ * its stdio (or the pty slave named slave_name), applies limits, changes
+ * directory and executes. Never returns.
+ */
+struct exec_child {
+    const struct init_exec_data *data;
+    const struct init_opts *opts;
+    int fds[3];             /* stdin, stdout, stderr; unused with a pty */
+    const char *slave_name; /* NULL: no pty */
+};
+__attribute__((noreturn)) void exec_child_run(const struct exec_child *c);
+
+/*
+ * Opens a listening TCP socket on 127.0.0.1:port (0: ephemeral), CLOEXEC.
+ * Returns the fd (and the bound port in *bound) or -errno.
+ */
+int net_listen_loopback(int port, int *bound);
+
+#endif

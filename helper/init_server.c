@@ -1,0 +1,386 @@
+/*
+ * `ccsb-init init`: PID 1 of a bubblewrap sandbox.
+ *
+ * It opens the two loopback listeners for the egress proxies inside the
+ * sandbox's network namespace and hands them to the host, says READY, then
+ * serves the host's requests on the control socket: fork each command into
+ * its own session, report the exit of its main process, signal its group,
+ * stop or continue everything. It reaps every orphan (it is PID 1), and it
+ * ends the sandbox when the host's end of the control socket goes away.
+ *
+ * Nothing in the sandbox can make it do anything: it listens only to the
+ * control socket, it is not dumpable (no ptrace, no /proc/1/fd from the
+ * sandbox), and signals from inside the PID namespace do not reach PID 1
+ * except SIGCHLD, which only triggers a reap.
+ */
+#include "init.h"
+
+#include "backend/init_proto.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+struct iexec {
+    uint64_t id;
+    pid_t pid; /* main process; also its process group and session */
+};
+
+struct server {
+    int ctrl;
+    int sigfd;
+    struct init_opts opts;
+    struct iexec *execs;
+    size_t n, cap;
+};
+
+__attribute__((noreturn)) static void end_sandbox(int code)
+{
+    /* PID 1: -1 is everything in our PID namespace but us. */
+    kill(-1, SIGKILL);
+    _exit(code);
+}
+
+static void send_or_die(struct server *sv, const struct init_msg *m, const int *fds, size_t n)
+{
+    int r = init_send(sv->ctrl, m, fds, n);
+    if (r < 0)
+        end_sandbox(r == -EPIPE || r == -ECONNRESET ? 0 : 1);
+}
+
+static void send_failed(struct server *sv, uint64_t id, int err, const char *what)
+{
+    struct init_msg m;
+    init_msg_init(&m, INIT_MSG_FAILED, id);
+    m.a = err;
+    char text[INIT_TEXT_MAX];
+    snprintf(text, sizeof text, "%s: %s", what, strerror(err));
+    init_msg_text(&m, text);
+    send_or_die(sv, &m, NULL, 0);
+}
+
+static struct iexec *find_exec(struct server *sv, uint64_t id)
+{
+    for (size_t i = 0; i < sv->n; i++)
+        if (sv->execs[i].id == id)
+            return &sv->execs[i];
+    return NULL;
+}
+
+/* Makes room for one more exec, so a started one can always be tracked. */
+static int reserve_exec(struct server *sv)
+{
+    if (sv->n < sv->cap)
+        return 0;
+    size_t cap = sv->cap ? sv->cap * 2 : 16;
+    struct iexec *v = realloc(sv->execs, cap * sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    sv->execs = v;
+    sv->cap = cap;
+    return 0;
+}
+
+static void close_fds(int *fds, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+/* A new pty inside the sandbox's own devpts, so `tty` names a real node. */
+static int open_pty(unsigned rows, unsigned cols, char *name, size_t namelen)
+{
+    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (m < 0)
+        return -errno;
+    struct winsize ws = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
+    if (grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, name, namelen) != 0 ||
+        (rows && cols && ioctl(m, TIOCSWINSZ, &ws) < 0)) {
+        int e = errno ? errno : EIO;
+        close(m);
+        return -e;
+    }
+    return m;
+}
+
+static void handle_exec(struct server *sv, const struct init_msg *m, int *fds, size_t nfds)
+{
+    int pty = (m->flags & INIT_EXEC_PTY) != 0;
+    if (nfds != (pty ? 1u : 4u) || find_exec(sv, m->id)) {
+        close_fds(fds, nfds);
+        send_failed(sv, m->id, EPROTO, "bad exec request");
+        return;
+    }
+    struct init_exec_data d;
+    int r = init_exec_data_unpack(fds[0], &d);
+    close(fds[0]);
+    if (r < 0) {
+        close_fds(fds + 1, nfds - 1);
+        send_failed(sv, m->id, -r, "exec request data");
+        return;
+    }
+
+    char slave[64] = "";
+    int master = -1;
+    if (pty) {
+        master = open_pty((unsigned)m->a, (unsigned)m->b, slave, sizeof slave);
+        if (master < 0) {
+            init_exec_data_free(&d);
+            send_failed(sv, m->id, -master, "pty");
+            return;
+        }
+    }
+    if (reserve_exec(sv) < 0) {
+        r = ENOMEM;
+        goto fail;
+    }
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        r = errno;
+        goto fail;
+    }
+    if (pid == 0) {
+        struct exec_child c = {
+            .data = &d,
+            .opts = &sv->opts,
+            .fds = {pty ? -1 : fds[1], pty ? -1 : fds[2], pty ? -1 : fds[3]},
+            .slave_name = pty ? slave : NULL,
+        };
+        exec_child_run(&c);
+    }
+    init_exec_data_free(&d);
+    if (!pty)
+        close_fds(fds + 1, 3);
+    sv->execs[sv->n++] = (struct iexec){.id = m->id, .pid = pid};
+
+    struct init_msg rep;
+    init_msg_init(&rep, INIT_MSG_STARTED, m->id);
+    rep.a = pid;
+    send_or_die(sv, &rep, pty ? &master : NULL, pty ? 1 : 0);
+    if (master >= 0)
+        close(master);
+    return;
+
+fail:
+    init_exec_data_free(&d);
+    if (!pty)
+        close_fds(fds + 1, 3);
+    if (master >= 0)
+        close(master);
+    send_failed(sv, m->id, r, "fork");
+}
+
+static void reply(struct server *sv, uint64_t id, int err)
+{
+    struct init_msg m;
+    init_msg_init(&m, INIT_MSG_REPLY, id);
+    m.a = err;
+    send_or_die(sv, &m, NULL, 0);
+}
+
+/* kill(-1) from PID 1 reaches every other process of the sandbox. */
+static int signal_all(int sig)
+{
+    if (kill(-1, sig) < 0 && errno != ESRCH)
+        return errno;
+    return 0;
+}
+
+static void handle_msg(struct server *sv, const struct init_msg *m, int *fds, size_t nfds)
+{
+    if (m->type != INIT_MSG_EXEC && nfds) {
+        close_fds(fds, nfds);
+        nfds = 0;
+    }
+    switch (m->type) {
+    case INIT_MSG_EXEC:
+        handle_exec(sv, m, fds, nfds);
+        return;
+    case INIT_MSG_KILL: {
+        /* No reply: the exit report that follows is the answer, and a kill
+         * of an exec that already ended is a harmless no-op. */
+        struct iexec *x = find_exec(sv, m->id);
+        if (x && m->a > 0 && m->a < NSIG)
+            kill(-x->pid, m->a);
+        return;
+    }
+    case INIT_MSG_SUSPEND:
+        reply(sv, m->id, signal_all(SIGSTOP));
+        return;
+    case INIT_MSG_RESUME:
+        reply(sv, m->id, signal_all(SIGCONT));
+        return;
+    case INIT_MSG_STOP:
+        end_sandbox(0);
+    default:
+        reply(sv, m->id, EPROTO);
+        return;
+    }
+}
+
+static void reap(struct server *sv)
+{
+    for (;;) {
+        int st;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid <= 0)
+            return;
+        for (size_t i = 0; i < sv->n; i++) {
+            if (sv->execs[i].pid != pid)
+                continue;
+            struct init_msg m;
+            init_msg_init(&m, INIT_MSG_EXITED, sv->execs[i].id);
+            m.a = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+            m.b = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+            sv->execs[i] = sv->execs[--sv->n];
+            send_or_die(sv, &m, NULL, 0);
+            break;
+        }
+    }
+}
+
+static int parse_opts(int argc, char **argv, struct init_opts *o)
+{
+    for (int i = 1; i < argc; i++) {
+        uint64_t v;
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(argv[i], "--http-port") == 0 && parse_u64(val, 65535, &v) == 0)
+            o->http_port = (int)v;
+        else if (strcmp(argv[i], "--socks-port") == 0 && parse_u64(val, 65535, &v) == 0)
+            o->socks_port = (int)v;
+        else if (strcmp(argv[i], "--rlimit-as") == 0 && parse_u64(val, UINT64_MAX, &v) == 0)
+            o->rlimit_as = v;
+        else if (strcmp(argv[i], "--rlimit-nproc") == 0 && parse_u64(val, UINT32_MAX, &v) == 0)
+            o->rlimit_nproc = v;
+        else {
+            fprintf(stderr, "ccsb-init: bad option %s%s%s\n", argv[i], val ? " " : "",
+                    val ? val : "");
+            return -1;
+        }
+        i++;
+    }
+    return 0;
+}
+
+__attribute__((noreturn)) static void fatal(struct server *sv, const char *what, int err)
+{
+    char text[INIT_TEXT_MAX];
+    snprintf(text, sizeof text, "ccsb-init: %s: %s", what, strerror(err));
+    fprintf(stderr, "%s\n", text);
+    if (sv->ctrl >= 0) {
+        struct init_msg m;
+        init_msg_init(&m, INIT_MSG_FATAL, 0);
+        m.a = err;
+        init_msg_text(&m, text);
+        init_send(sv->ctrl, &m, NULL, 0);
+    }
+    end_sandbox(1);
+}
+
+static void say_ready(struct server *sv)
+{
+    int http_port = 0, socks_port = 0;
+    int fds[2];
+    fds[0] = net_listen_loopback(sv->opts.http_port, &http_port);
+    if (fds[0] < 0)
+        fatal(sv, "http proxy listener on 127.0.0.1", -fds[0]);
+    fds[1] = net_listen_loopback(sv->opts.socks_port, &socks_port);
+    if (fds[1] < 0)
+        fatal(sv, "socks proxy listener on 127.0.0.1", -fds[1]);
+
+    struct init_msg m;
+    init_msg_init(&m, INIT_MSG_READY, 0);
+    m.a = INIT_PROTO_VERSION;
+    m.b = http_port;
+    m.c = socks_port;
+    char limits[INIT_TEXT_MAX] = "";
+    if (sv->opts.rlimit_as)
+        strcat(limits, "rlimit-as ");
+    if (sv->opts.rlimit_nproc)
+        strcat(limits, "rlimit-nproc ");
+    init_msg_text(&m, limits);
+    send_or_die(sv, &m, fds, 2);
+    /* The host owns the listeners now; nothing in here may accept on them. */
+    close(fds[0]);
+    close(fds[1]);
+}
+
+int init_main(int argc, char **argv)
+{
+    struct server sv = {.ctrl = -1, .sigfd = -1};
+    if (getpid() != 1) {
+        /* kill(-1) anywhere else would hit every process of the user. */
+        fprintf(stderr, "ccsb-init: init must run as PID 1 of a sandbox\n");
+        return 2;
+    }
+    if (parse_opts(argc, argv, &sv.opts) < 0)
+        return 2;
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+        fatal(&sv, "prctl(PR_SET_DUMPABLE)", errno);
+
+    struct stat st;
+    if (fstat(INIT_CTRL_FD, &st) < 0 || !S_ISSOCK(st.st_mode))
+        fatal(&sv, "control socket on fd 3", errno ? errno : ENOTSOCK);
+    sv.ctrl = INIT_CTRL_FD;
+    if (fcntl(sv.ctrl, F_SETFD, FD_CLOEXEC) < 0)
+        fatal(&sv, "fcntl(control)", errno);
+    /* Only what we were meant to get: stdio and the control socket. */
+    if (close_range(INIT_CTRL_FD + 1, ~0u, 0) < 0)
+        fatal(&sv, "close_range", errno);
+
+    struct sigaction sa = {.sa_handler = SIG_IGN};
+    if (sigaction(SIGPIPE, &sa, NULL) < 0)
+        fatal(&sv, "sigaction(SIGPIPE)", errno);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+        fatal(&sv, "sigprocmask", errno);
+    sv.sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sv.sigfd < 0)
+        fatal(&sv, "signalfd", errno);
+
+    say_ready(&sv);
+
+    for (;;) {
+        struct pollfd p[2] = {{.fd = sv.ctrl, .events = POLLIN}, {.fd = sv.sigfd, .events = POLLIN}};
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            fatal(&sv, "poll", errno);
+        }
+        if (p[1].revents) {
+            struct signalfd_siginfo si;
+            while (read(sv.sigfd, &si, sizeof si) == (ssize_t)sizeof si)
+                ;
+            reap(&sv);
+        }
+        if (p[0].revents) {
+            struct init_msg m;
+            int fds[INIT_MAX_FDS];
+            size_t nfds = INIT_MAX_FDS;
+            int r = init_recv(sv.ctrl, &m, fds, &nfds);
+            if (r == 0 || r == -ECONNRESET)
+                end_sandbox(0); /* the host is gone */
+            if (r == -EPROTO)
+                fatal(&sv, "control message", EPROTO);
+            if (r < 0 && r != -EAGAIN)
+                fatal(&sv, "recvmsg(control)", -r);
+            if (r > 0)
+                handle_msg(&sv, &m, fds, nfds);
+        }
+    }
+}

@@ -1,0 +1,431 @@
+/*
+ * The Linux native backend: one long-lived bubblewrap sandbox per session
+ * whose PID 1 is ccsb-init (helper/). Launch builds the sandbox and waits
+ * for READY (bwrap_launch.c); every exec is then one request on the control
+ * socket (bwrap_ctl.c), so a command costs a fork inside the sandbox, and
+ * its stdio are the host's own pipes passed in with SCM_RIGHTS.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "backend/backend.h"
+#include "backend/bwrap_internal.h"
+#include "backend/bwrap_paths.h"
+#include "ccsandbox/ccsandbox.h"
+#include "core/ctx.h"
+#include "core/exec_req.h"
+#include "core/session.h"
+#include "policy/policy.h"
+#include "spec/spec.h"
+#include "util/err.h"
+
+#if CCSB_BWRAP_EGRESS
+#include "egress/egress.h"
+#endif
+
+extern char **environ;
+
+#define EXEC_REPLY_TIMEOUT_MS 10000
+#define SUSPEND_REPLY_TIMEOUT_MS 5000
+
+static struct bwrap_session *bs_of(struct ccsb_session *s)
+{
+    return s->bdata;
+}
+
+static int bwrap_launch(struct ccsb_session *s, char *err, size_t errlen)
+{
+    struct bwrap_session *bs = calloc(1, sizeof *bs);
+    if (!bs)
+        return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+    bs->pidfd = bs->ctrl = bs->errfd = bs->watch_w = -1;
+    bs->listeners[0] = bs->listeners[1] = -1;
+    bs->next_req = 1ull << 63;
+    int r = bwrap_start(s, bs, err, errlen);
+    if (r < 0) {
+        free(bs->helper);
+        free(bs->bwrap);
+        free(bs);
+        return r;
+    }
+    bs->oom_seen = bwrap_cgroup_oom_kills(&bs->cg);
+    s->bdata = bs;
+    return 0;
+}
+
+/* ---- loop callbacks ---------------------------------------------------------- */
+
+static void on_ctrl(evutil_socket_t fd, short what, void *arg)
+{
+    struct ccsb_session *s = arg;
+    bwrap_dispatch(s, bs_of(s));
+}
+
+static void on_errfd(evutil_socket_t fd, short what, void *arg)
+{
+    struct ccsb_session *s = arg;
+    struct bwrap_session *bs = bs_of(s);
+    char buf[1024];
+    for (int i = 0; i < 16; i++) {
+        ssize_t n = read(bs->errfd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0 && bs->err_ev) {
+            event_del(bs->err_ev);
+            return;
+        }
+        if (n <= 0)
+            return;
+        /* Keep the latest text: it explains a death if one follows. */
+        size_t keep = (size_t)n < sizeof bs->errtail - 1 ? (size_t)n : sizeof bs->errtail - 1;
+        memcpy(bs->errtail, buf + n - keep, keep);
+        bs->errtail[keep] = '\0';
+        bs->errtail_len = keep;
+    }
+}
+
+static void on_child_exit(evutil_socket_t fd, short what, void *arg)
+{
+    struct ccsb_session *s = arg;
+    struct bwrap_session *bs = bs_of(s);
+    if (bs->pid_ev)
+        event_del(bs->pid_ev);
+    bwrap_dispatch(s, bs); /* exits already reported come first */
+    bs->dead = 1;
+    if (!bs->stopping && !bs->died_reported && s->state != CCSB_STATE_DESTROYED) {
+        bs->died_reported = 1;
+        session_died(s, bs->errtail_len ? bs->errtail : "bubblewrap exited");
+    }
+}
+
+#if CCSB_BWRAP_EGRESS
+static void on_egress_violation(void *ud, const char *target, const char *reason)
+{
+    session_violation(ud, 0, "network-outbound", target, reason);
+}
+#endif
+
+static int bwrap_attach(struct ccsb_session *s)
+{
+    struct bwrap_session *bs = bs_of(s);
+    struct event_base *base = ctx_base(s->ctx);
+    if (fcntl(bs->ctrl, F_SETFL, O_NONBLOCK) < 0)
+        return CCSB_E_IO;
+    bs->ctrl_ev = event_new(base, bs->ctrl, EV_READ | EV_PERSIST, on_ctrl, s);
+    bs->err_ev = event_new(base, bs->errfd, EV_READ | EV_PERSIST, on_errfd, s);
+    bs->pid_ev = event_new(base, bs->pidfd, EV_READ, on_child_exit, s);
+    if (!bs->ctrl_ev || !bs->err_ev || !bs->pid_ev || event_add(bs->ctrl_ev, NULL) < 0 ||
+        event_add(bs->err_ev, NULL) < 0 || event_add(bs->pid_ev, NULL) < 0)
+        return CCSB_E_NOMEM;
+#if CCSB_BWRAP_EGRESS
+    char err[512];
+    struct egress_pair *pair = NULL;
+    int r = egress_pair_new(base, s->spec, bs->listeners[0], bs->listeners[1],
+                            on_egress_violation, s, &pair, err, sizeof err);
+    if (r < 0)
+        return r;
+    bs->egress = pair;
+    bs->listeners[0] = bs->listeners[1] = -1; /* the proxies own them now */
+#else
+    /* No proxies in this build: nothing may listen in their place either,
+     * so the ports are simply closed and no proxy variables are set. */
+    close(bs->listeners[0]);
+    close(bs->listeners[1]);
+    bs->listeners[0] = bs->listeners[1] = -1;
+#endif
+    return 0;
+}
+
+/* ---- exec ------------------------------------------------------------------------ */
+
+static int forced_env(struct ccsb_session *s, struct bwrap_session *bs, struct strv *f)
+{
+    int r = strv_push(f, "TMPDIR=/tmp") | strv_push(f, "CCSB_SANDBOX=bubblewrap") |
+            strv_pushf(f, "HOME=%s", bs->home);
+#if CCSB_BWRAP_EGRESS
+    if (bs->egress) {
+        static const char *const http[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+                                           "https_proxy", NULL};
+        for (size_t i = 0; http[i]; i++)
+            r |= strv_pushf(f, "%s=http://127.0.0.1:%d", http[i], bs->http_port);
+        r |= strv_pushf(f, "ALL_PROXY=socks5h://127.0.0.1:%d", bs->socks_port);
+        r |= strv_pushf(f, "all_proxy=socks5h://127.0.0.1:%d", bs->socks_port);
+        /* The sandbox's own loopback (its dev servers) is reached directly. */
+        r |= strv_push(f, "NO_PROXY=localhost,127.0.0.1,::1");
+        r |= strv_push(f, "no_proxy=localhost,127.0.0.1,::1");
+        r |= strv_pushf(f, "GIT_SSH_COMMAND=ssh -o ProxyCommand='%s connect --port %d %%h %%p'",
+                        INIT_GUEST_PATH, bs->socks_port);
+    }
+#endif
+    return r ? -1 : 0;
+}
+
+static int bwrap_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_exec_req *req,
+                      int cin, int cout, int cerr, char *err, size_t errlen)
+{
+    struct bwrap_session *bs = bs_of(s);
+    struct strv forced = STRV_INIT, env = STRV_INIT;
+    const char *cwd = req->cwd ? req->cwd : s->policy->guest_workdir;
+    if (!cwd)
+        cwd = spec_workdir(s->spec);
+    int r;
+    struct bwrap_exec *be = calloc(1, sizeof *be);
+    if (!be || forced_env(s, bs, &forced) < 0 ||
+        backend_build_env(s, req, environ, (const char *const *)forced.v, &env) < 0) {
+        r = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+        goto out;
+    }
+    int data = init_exec_data_pack(cwd, req->argv.v, env.v);
+    if (data < 0) {
+        r = errf(err, errlen, data == -E2BIG ? CCSB_E_INVAL : CCSB_E_IO,
+                 "cannot pass the command to the sandbox: %s", strerror(-data));
+        goto out;
+    }
+    struct init_msg m;
+    init_msg_init(&m, INIT_MSG_EXEC, x->id);
+    int fds[4] = {data, cin, cout, cerr};
+    if (req->pty) {
+        m.flags = INIT_EXEC_PTY;
+        m.a = req->rows;
+        m.b = req->cols;
+    }
+    r = bwrap_send(bs, &m, fds, req->pty ? 1 : 4);
+    close(data);
+    if (r < 0) {
+        r = errf(err, errlen, CCSB_E_STATE, "the sandbox is not answering: %s",
+                 bs->errtail_len ? bs->errtail : "control socket closed");
+        goto out;
+    }
+    struct init_msg rep;
+    int master = -1;
+    r = bwrap_wait_reply(bs, x->id, INIT_MSG_STARTED, INIT_MSG_FAILED, &rep, &master,
+                         EXEC_REPLY_TIMEOUT_MS);
+    if (bs->npending && bs->ctrl_ev)
+        event_active(bs->ctrl_ev, EV_READ, 0); /* exits read while we waited */
+    if (r < 0) {
+        r = errf(err, errlen, r, "the sandbox did not start the command (%s)",
+                 r == CCSB_E_TIMEDOUT ? "no answer" : "control socket closed");
+        goto out;
+    }
+    if (rep.type == INIT_MSG_FAILED) {
+        if (master >= 0)
+            close(master);
+        r = errf(err, errlen, CCSB_E_IO, "cannot start the command in the sandbox: %s",
+                 rep.text);
+        goto out;
+    }
+    if (req->pty) {
+        /* The pty lives in the sandbox's own devpts (so `tty` names a node
+         * that exists there); its master replaces the one the core made. */
+        if (master < 0 || fcntl(master, F_SETFL, O_NONBLOCK) < 0 ||
+            dup3(master, x->out_fd, O_CLOEXEC) < 0 || dup3(master, x->in_fd, O_CLOEXEC) < 0) {
+            if (master >= 0)
+                close(master);
+            struct init_msg k;
+            init_msg_init(&k, INIT_MSG_KILL, x->id);
+            k.a = SIGKILL;
+            bwrap_send(bs, &k, NULL, 0);
+            /* its exit arrives later and finds no running exec: ignored */
+            r = errf(err, errlen, CCSB_E_IO, "cannot take the sandbox's pty");
+            goto out;
+        }
+        close(master);
+    } else if (master >= 0) {
+        close(master);
+    }
+    x->pid = rep.a;
+    x->bdata = be;
+    be = NULL;
+    r = 0;
+out:
+    free(be);
+    strv_clear(&forced);
+    strv_clear(&env);
+    return r;
+}
+
+static int bwrap_kill_exec(struct ccsb_session *s, struct exec *x, int sig)
+{
+    struct init_msg m;
+    init_msg_init(&m, INIT_MSG_KILL, x->id);
+    m.a = sig;
+    return bwrap_send(bs_of(s), &m, NULL, 0) < 0 ? CCSB_E_IO : 0;
+}
+
+static int bwrap_resize(struct ccsb_session *s, struct exec *x, unsigned rows, unsigned cols)
+{
+    struct winsize ws = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
+    return ioctl(x->out_fd, TIOCSWINSZ, &ws) < 0 ? CCSB_E_IO : 0;
+}
+
+/* SIGSTOP/SIGCONT of every sandbox process, done by ccsb-init (PID 1). */
+static int signal_everyone(struct ccsb_session *s, uint32_t type)
+{
+    struct bwrap_session *bs = bs_of(s);
+    struct init_msg m, rep;
+    init_msg_init(&m, type, bs->next_req++);
+    int r = bwrap_send(bs, &m, NULL, 0);
+    if (!r)
+        r = bwrap_wait_reply(bs, m.id, INIT_MSG_REPLY, INIT_MSG_REPLY, &rep, NULL,
+                             SUSPEND_REPLY_TIMEOUT_MS);
+    if (bs->npending && bs->ctrl_ev)
+        event_active(bs->ctrl_ev, EV_READ, 0);
+    if (r < 0)
+        return r;
+    return rep.a ? CCSB_E_IO : 0;
+}
+
+static int bwrap_suspend(struct ccsb_session *s)
+{
+    struct bwrap_session *bs = bs_of(s);
+    if (bwrap_cgroup_freeze(&bs->cg, 1) == 0)
+        return 0;
+    int r = signal_everyone(s, INIT_MSG_SUSPEND);
+    bs->suspended_by_signal = r == 0;
+    return r;
+}
+
+static int bwrap_resume(struct ccsb_session *s)
+{
+    struct bwrap_session *bs = bs_of(s);
+    if (!bs->suspended_by_signal && bwrap_cgroup_freeze(&bs->cg, 0) == 0)
+        return 0;
+    int r = signal_everyone(s, INIT_MSG_RESUME);
+    if (r == 0)
+        bs->suspended_by_signal = 0;
+    return r;
+}
+
+static void bwrap_stop(struct ccsb_session *s)
+{
+    struct bwrap_session *bs = bs_of(s);
+    if (!bs || bs->stopping)
+        return;
+    /* Exits that already arrived are real: report them before the kill. */
+    if (!bs->dead)
+        bwrap_dispatch(s, bs);
+    bs->stopping = 1;
+    if (bs->ctrl_ev)
+        event_del(bs->ctrl_ev);
+    if (bs->err_ev)
+        event_del(bs->err_ev);
+    if (bs->pid_ev)
+        event_del(bs->pid_ev);
+#if CCSB_BWRAP_EGRESS
+    egress_pair_free(bs->egress);
+    bs->egress = NULL;
+#endif
+    bwrap_teardown(s, bs);
+}
+
+static void bwrap_destroy(struct ccsb_session *s)
+{
+    struct bwrap_session *bs = bs_of(s);
+    if (!bs)
+        return;
+    bwrap_stop(s);
+    if (bs->ctrl_ev)
+        event_free(bs->ctrl_ev);
+    if (bs->err_ev)
+        event_free(bs->err_ev);
+    if (bs->pid_ev)
+        event_free(bs->pid_ev);
+    for (size_t i = 0; i < bs->npending; i++)
+        if (bs->pending_fd[i] >= 0)
+            close(bs->pending_fd[i]);
+    free(bs->helper);
+    free(bs->bwrap);
+    free(bs);
+    s->bdata = NULL;
+}
+
+struct tap_ctx {
+    struct ccsb_session *s;
+    uint64_t exec_id;
+};
+
+static void on_stderr_line(const char *line, size_t len, void *ud)
+{
+    struct tap_ctx *t = ud;
+    struct violation_guess g;
+    if (!violation_parse_line(line, len, &g))
+        return;
+    char raw[sizeof ((struct violation_lines *)0)->buf + 1];
+    memcpy(raw, line, len);
+    raw[len] = '\0';
+    session_violation(t->s, t->exec_id, g.action, g.target, raw);
+}
+
+static void bwrap_stderr_tap(struct ccsb_session *s, struct exec *x, const unsigned char *buf,
+                             size_t len)
+{
+    struct bwrap_exec *be = x->bdata;
+    if (!be)
+        return;
+    struct tap_ctx t = {s, x->id};
+    violation_feed(&be->lines, buf, len, on_stderr_line, &t);
+}
+
+static void bwrap_details(struct ccsb_session *s, json_t *o)
+{
+    struct bwrap_session *bs = bs_of(s);
+    json_object_set_new(o, "isolation",
+                        json_string("bubblewrap: user, pid, net, ipc, uts, cgroup namespaces; "
+                                    "no capabilities; no nested user namespaces"));
+    if (!bs)
+        return;
+    json_object_set_new(o, "bwrapPath", json_string(bs->bwrap));
+    json_object_set_new(o, "helperPath", json_string(bs->helper));
+    json_object_set_new(o, "sandboxPid", json_integer(bs->pid));
+    json_object_set_new(o, "home", json_string(bs->home));
+    const struct ccsb_policy *p = s->policy;
+    const char *mem = !p->memory_max ? "none"
+                      : bs->cg.memory ? bs->cg.memory
+                                      : "rlimit-as (per process)";
+    const char *pids = !p->pids_max ? "none"
+                       : bs->cg.pids ? bs->cg.pids
+                                     : (geteuid() == 0 ? "rlimit-nproc (not enforced for root)"
+                                                       : "rlimit-nproc (per user)");
+    json_t *lim = json_pack("{s:s, s:s, s:s}", "memory", mem, "pids", pids, "suspend",
+                            bs->cg.freeze ? (bs->cg.freeze_v2 ? "cgroup-v2-freezer"
+                                                              : "cgroup-v1-freezer")
+                                          : "signals (SIGSTOP/SIGCONT by ccsb-init)");
+    if (lim)
+        json_object_set_new(o, "limitsApplied", lim);
+    json_t *ph = json_array();
+    for (size_t i = 0; ph && i < bs->placeholders.n; i++)
+        json_array_append_new(ph, json_string(bs->placeholders.v[i]));
+    if (ph)
+        json_object_set_new(o, "placeholders", ph);
+#if CCSB_BWRAP_EGRESS
+    json_object_set_new(o, "egress", json_pack("{s:i, s:i}", "httpProxyPort", bs->http_port,
+                                               "socksProxyPort", bs->socks_port));
+#else
+    json_object_set_new(o, "egress", json_string("not built: the sandbox has no network"));
+#endif
+}
+
+const struct backend_ops backend_bwrap_ops = {
+    .name = "bubblewrap",
+    .launch = bwrap_launch,
+    .attach = bwrap_attach,
+    .exec = bwrap_exec,
+    .kill_exec = bwrap_kill_exec,
+    .resize_pty = bwrap_resize,
+    .suspend = bwrap_suspend,
+    .resume = bwrap_resume,
+    .stop = bwrap_stop,
+    .destroy = bwrap_destroy,
+    .stderr_tap = bwrap_stderr_tap,
+    .details = bwrap_details,
+};

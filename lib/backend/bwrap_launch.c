@@ -1,0 +1,477 @@
+/*
+ * Starting and ending one bubblewrap session (caller's thread for start).
+ *
+ * The host spawns bwrap (or the janitor, which then spawns bwrap, when the
+ * plan needs placeholder mount points or cgroups undone afterwards) with:
+ *   fd 0, 1  /dev/null
+ *   fd 2     a pipe: bwrap's and ccsb-init's error text
+ *   fd 3     the sandbox end of the control socketpair (ccsb-init's fd 3)
+ *   fd 4     a sealed memfd with the NUL-separated bwrap argv (--args 4)
+ *   fd 5     the janitor's watch pipe (janitor only)
+ * in its own process group, with default signal dispositions and an empty
+ * environment, then waits (bounded) for ccsb-init's READY.
+ */
+#include "backend/bwrap_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/bwrap_args.h"
+#include "backend/bwrap_locate.h"
+#include "ccsandbox/ccsandbox.h"
+#include "core/ctx.h"
+#include "core/probe.h"
+#include "core/session.h"
+#include "policy/policy.h"
+#include "util/err.h"
+
+#define READY_TIMEOUT_MS 10000
+#define STOP_TIMEOUT_MS 3000
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Keeps a short tail of what bwrap/ccsb-init said, for error messages. */
+static void read_err(struct bwrap_session *bs)
+{
+    char buf[1024];
+    for (int i = 0; i < 16; i++) {
+        ssize_t n = read(bs->errfd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        size_t cap = sizeof bs->errtail - 1;
+        for (ssize_t k = 0; k < n; k++) {
+            if (bs->errtail_len == cap) {
+                memmove(bs->errtail, bs->errtail + cap / 2, cap - cap / 2);
+                bs->errtail_len = cap - cap / 2;
+            }
+            bs->errtail[bs->errtail_len++] = buf[k];
+        }
+        bs->errtail[bs->errtail_len] = '\0';
+    }
+}
+
+static const char *err_text(struct bwrap_session *bs)
+{
+    while (bs->errtail_len && (bs->errtail[bs->errtail_len - 1] == '\n' ||
+                               bs->errtail[bs->errtail_len - 1] == '\r'))
+        bs->errtail[--bs->errtail_len] = '\0';
+    return bs->errtail_len ? bs->errtail : "no message";
+}
+
+/* Is path inside any writable root (either spelling)? */
+static int inside_writable(const struct ccsb_policy *p, const char *path)
+{
+    for (size_t i = 0; i < p->writable_roots.n; i++) {
+        const char *roots[2] = {p->writable_roots.v[i].path, p->writable_roots.v[i].resolved};
+        for (int k = 0; k < 2; k++) {
+            size_t n = roots[k] ? strlen(roots[k]) : 0;
+            if (n && strncmp(path, roots[k], n) == 0 && (path[n] == '/' || path[n] == '\0'))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* bwrap reads only options from --args; the command stays on its argv. */
+static int args_memfd(const struct strv *argv, size_t n)
+{
+    int fd = memfd_create("ccsb-bwrap-args", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const char *a = argv->v[i];
+        size_t len = strlen(a) + 1;
+        while (len) {
+            ssize_t w = write(fd, a, len);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                close(fd);
+                return -1;
+            }
+            a += w;
+            len -= (size_t)w;
+        }
+    }
+    if (lseek(fd, 0, SEEK_SET) != 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* fds at or above 10, so the dup2s to 2..5 cannot clobber a source. */
+static int high(int fd)
+{
+    if (fd < 0 || fd >= 10)
+        return fd;
+    int h = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+    close(fd);
+    return h;
+}
+
+struct spawn_fds {
+    int err_w, ctrl_child, args, watch_r;
+};
+
+static int spawn(struct bwrap_session *bs, char *const *argv, const struct spawn_fds *f)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    int e = posix_spawn_file_actions_init(&fa);
+    if (e)
+        return e;
+    if ((e = posix_spawnattr_init(&at))) {
+        posix_spawn_file_actions_destroy(&fa);
+        return e;
+    }
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    sigdelset(&all, SIGKILL);
+    sigdelset(&all, SIGSTOP);
+    if (!e)
+        e = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (!e)
+        e = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    if (!e)
+        e = posix_spawn_file_actions_adddup2(&fa, f->err_w, 2);
+    if (!e)
+        e = posix_spawn_file_actions_adddup2(&fa, f->ctrl_child, INIT_CTRL_FD);
+    if (!e)
+        e = posix_spawn_file_actions_adddup2(&fa, f->args, 4);
+    if (!e && f->watch_r >= 0)
+        e = posix_spawn_file_actions_adddup2(&fa, f->watch_r, 5);
+    /* Own process group: a terminal's ^C for the host is not for the sandbox. */
+    if (!e)
+        e = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                              POSIX_SPAWN_SETSIGDEF);
+    if (!e)
+        e = posix_spawnattr_setpgroup(&at, 0);
+    if (!e)
+        e = posix_spawnattr_setsigmask(&at, &none);
+    if (!e)
+        e = posix_spawnattr_setsigdefault(&at, &all);
+    char *const envp[] = {NULL};
+    if (!e)
+        e = posix_spawn(&bs->pid, argv[0], &fa, &at, argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    return e;
+}
+
+/* The argv of our child: bwrap itself, or the janitor in front of it. */
+static int child_argv(struct bwrap_session *bs, const struct bwrap_plan *plan, int janitor,
+                      struct strv *out)
+{
+    int r = 0;
+    if (janitor) {
+        r |= strv_push(out, bs->helper) | strv_push(out, "janitor") |
+             strv_push(out, "--watch-fd") | strv_push(out, "5");
+        for (size_t i = 0; i < plan->ph_dirs.n; i++)
+            r |= strv_push(out, "--dir") | strv_push(out, plan->ph_dirs.v[i]);
+        for (size_t i = 0; i < plan->ph_files.n; i++)
+            r |= strv_push(out, "--file") | strv_push(out, plan->ph_files.v[i]);
+        for (size_t i = 0; i < bs->cg.ndirs; i++)
+            r |= strv_push(out, "--cgroup") | strv_push(out, bs->cg.dirs[i]);
+        r |= strv_push(out, "--");
+    }
+    r |= strv_push(out, bs->bwrap) | strv_push(out, "--args") | strv_push(out, "4");
+    for (size_t i = plan->cmd_at; i < plan->argv.n; i++)
+        r |= strv_push(out, plan->argv.v[i]);
+    return r ? -1 : 0;
+}
+
+static int wait_child(struct bwrap_session *bs, int timeout_ms)
+{
+    if (bs->pid <= 0)
+        return 0;
+    if (bs->pidfd >= 0) {
+        struct pollfd p = {.fd = bs->pidfd, .events = POLLIN};
+        int64_t end = now_ms() + timeout_ms;
+        for (;;) {
+            int left = (int)(end - now_ms());
+            if (left < 0)
+                left = 0;
+            int r = poll(&p, 1, left);
+            if (r > 0 || left == 0 || (r < 0 && errno != EINTR))
+                break;
+        }
+        if (!(p.revents & POLLIN))
+            return -1;
+    }
+    int st;
+    while (waitpid(bs->pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    bs->pid = 0;
+    return 0;
+}
+
+/* Removes a placeholder the janitor could not remove (it was killed). */
+static void remove_placeholder(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0)
+        return;
+    if (S_ISDIR(st.st_mode))
+        rmdir(path); /* only when empty */
+    else if (S_ISREG(st.st_mode) && st.st_size == 0)
+        unlink(path);
+}
+
+void bwrap_teardown(struct ccsb_session *s, struct bwrap_session *bs)
+{
+    bwrap_cgroup_freeze(&bs->cg, 0); /* a frozen v1 task would not even die */
+    if (bs->ctrl >= 0 && !bs->dead) {
+        struct init_msg m;
+        init_msg_init(&m, INIT_MSG_STOP, 0);
+        bwrap_send(bs, &m, NULL, 0);
+    }
+    close_fd(&bs->ctrl);
+    close_fd(&bs->watch_w);
+    int janitor_done = 0;
+    if (bs->pid > 0) {
+        if (wait_child(bs, STOP_TIMEOUT_MS) < 0) {
+            kill(bs->pid, SIGKILL);
+            wait_child(bs, STOP_TIMEOUT_MS);
+        } else {
+            janitor_done = 1;
+        }
+    }
+    if (!janitor_done)
+        for (size_t i = bs->placeholders.n; i-- > 0;)
+            remove_placeholder(bs->placeholders.v[i]);
+    strv_clear(&bs->placeholders);
+    bwrap_cgroup_remove(&bs->cg);
+    close_fd(&bs->pidfd);
+    close_fd(&bs->errfd);
+    close_fd(&bs->listeners[0]);
+    close_fd(&bs->listeners[1]);
+}
+
+/* The sandbox's HOME: the host home where a mount shows it, else /tmp. */
+static void pick_home(const struct ccsb_policy *p, struct bwrap_session *bs)
+{
+    snprintf(bs->home, sizeof bs->home, "/tmp");
+    if (!p->home)
+        return;
+    size_t hl = strlen(p->home);
+    for (size_t i = 0; i < p->n_mounts; i++) {
+        const struct policy_mount *m = &p->mounts[i];
+        size_t ml = strlen(m->host);
+        if (strncmp(p->home, m->host, ml) == 0 && (p->home[ml] == '/' || p->home[ml] == '\0') &&
+            hl >= ml) {
+            snprintf(bs->home, sizeof bs->home, "%s%s", strcmp(m->guest, "/") ? m->guest : "",
+                     p->home + ml);
+            return;
+        }
+    }
+}
+
+static int wait_ready(struct ccsb_session *s, struct bwrap_session *bs, char *err,
+                      size_t errlen)
+{
+    int64_t end = now_ms() + READY_TIMEOUT_MS;
+    int child_gone = 0;
+    for (;;) {
+        int left = (int)(end - now_ms());
+        if (left <= 0)
+            return errf(err, errlen, CCSB_E_LAUNCH,
+                        "the sandbox did not become ready within %d ms (bwrap said: %s)",
+                        READY_TIMEOUT_MS, err_text(bs));
+        struct pollfd p[3] = {{.fd = bs->ctrl, .events = POLLIN},
+                              {.fd = bs->errfd, .events = POLLIN},
+                              {.fd = child_gone ? -1 : bs->pidfd, .events = POLLIN}};
+        int r = poll(p, 3, left);
+        if (r < 0 && errno != EINTR)
+            return errf(err, errlen, CCSB_E_IO, "poll: %s", strerror(errno));
+        if (r <= 0)
+            continue;
+        if (p[1].revents)
+            read_err(bs);
+        if (p[0].revents) {
+            struct init_msg m;
+            int fds[INIT_MAX_FDS];
+            size_t nfds = INIT_MAX_FDS;
+            int got = init_recv(bs->ctrl, &m, fds, &nfds);
+            if (got > 0 && m.type == INIT_MSG_READY && nfds == 2 &&
+                m.a == INIT_PROTO_VERSION) {
+                bs->listeners[0] = fds[0];
+                bs->listeners[1] = fds[1];
+                bs->http_port = m.b;
+                bs->socks_port = m.c;
+                snprintf(bs->limits_init, sizeof bs->limits_init, "%s", m.text);
+                return 0;
+            }
+            for (size_t i = 0; i < nfds; i++)
+                close(fds[i]);
+            if (got > 0 && m.type == INIT_MSG_FATAL)
+                return errf(err, errlen, CCSB_E_LAUNCH, "the sandbox failed to start: %s",
+                            m.text);
+            if (got > 0)
+                return errf(err, errlen, CCSB_E_LAUNCH,
+                            "ccsb-init spoke an unexpected protocol (message %u, version %d)",
+                            m.type, m.a);
+            /* EOF or error: bwrap failed before ccsb-init ran; read its words. */
+            child_gone = 1;
+        }
+        if (child_gone || (p[2].revents & POLLIN)) {
+            wait_child(bs, 2000);
+            read_err(bs);
+            const char *said = err_text(bs);
+            if (strstr(said, "namespace") || strstr(said, "uid map") ||
+                strstr(said, "Operation not permitted") || strstr(said, "No permissions")) {
+                char *why = probe_diagnose_userns(said);
+                int code = errf(err, errlen, CCSB_E_LAUNCH, "bubblewrap cannot start here: %s",
+                                why ? why : said);
+                free(why);
+                return code;
+            }
+            return errf(err, errlen, CCSB_E_LAUNCH, "bubblewrap failed: %s", said);
+        }
+    }
+}
+
+int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, size_t errlen)
+{
+    const struct ccsb_policy *p = s->policy;
+    const struct ccsb_probe_result *pr = ctx_probe(s->ctx);
+    if (!pr || !pr->bwrap_path)
+        return errf(err, errlen, CCSB_E_UNAVAILABLE, "bubblewrap (bwrap) is not installed");
+    bs->bwrap = strdup(pr->bwrap_path);
+    if (!bs->bwrap)
+        return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+    int r = bwrap_locate_helper(&bs->helper, err, errlen);
+    if (r < 0)
+        return r;
+    if (inside_writable(p, bs->helper))
+        return errf(err, errlen, CCSB_E_POLICY,
+                    "the helper %s lies inside a writable root of this session; the sandbox "
+                    "could replace it, so it is not run",
+                    bs->helper);
+    pick_home(p, bs);
+
+    r = bwrap_cgroup_setup(&bs->cg, s->id, p->memory_max, p->pids_max);
+    if (r < 0)
+        return errf(err, errlen, r, "out of memory");
+
+    struct bwrap_opts o = {
+        .helper_path = bs->helper,
+        .session_tmp = NULL, /* a private tmpfs: nothing to clean on the host */
+        .rlimit_as = bs->cg.memory ? 0 : p->memory_max,
+        .rlimit_nproc = bs->cg.pids ? 0 : p->pids_max,
+        .have_guard = 0,
+    };
+    struct bwrap_plan plan;
+    r = bwrap_plan_build(p, &o, &plan, err, errlen);
+    if (r < 0)
+        goto fail_cg;
+    int janitor = plan.ph_files.n || plan.ph_dirs.n || bs->cg.ndirs;
+    if (strv_copy(&bs->placeholders, &plan.ph_dirs) < 0 ||
+        strv_copy(&bs->placeholders, &plan.ph_files) < 0) {
+        r = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+        goto fail_plan;
+    }
+
+    int sp[2] = {-1, -1}, ep[2] = {-1, -1}, wp[2] = {-1, -1};
+    int args = args_memfd(&plan.argv, plan.cmd_at);
+    if (args < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 ||
+        pipe2(ep, O_CLOEXEC) < 0 || (janitor && pipe2(wp, O_CLOEXEC) < 0)) {
+        r = errf(err, errlen, CCSB_E_IO, "cannot set up the sandbox's channels: %s",
+                 strerror(errno));
+        goto fail_fds;
+    }
+    struct spawn_fds f = {.err_w = high(ep[1]), .ctrl_child = high(sp[1]), .args = high(args),
+                          .watch_r = high(wp[0])};
+    ep[1] = f.err_w;
+    sp[1] = f.ctrl_child;
+    args = f.args;
+    wp[0] = f.watch_r;
+    if (f.err_w < 0 || f.ctrl_child < 0 || f.args < 0 || (janitor && f.watch_r < 0)) {
+        r = errf(err, errlen, CCSB_E_IO, "fcntl: %s", strerror(errno));
+        goto fail_fds;
+    }
+    struct strv argv = STRV_INIT;
+    if (child_argv(bs, &plan, janitor, &argv) < 0) {
+        strv_clear(&argv);
+        r = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+        goto fail_fds;
+    }
+    int e = spawn(bs, argv.v, &f);
+    strv_clear(&argv);
+    if (e) {
+        r = errf(err, errlen, CCSB_E_LAUNCH, "cannot start %s: %s",
+                 janitor ? bs->helper : bs->bwrap, strerror(e));
+        goto fail_fds;
+    }
+    close_fd(&sp[1]);
+    close_fd(&ep[1]);
+    close_fd(&args);
+    close_fd(&wp[0]);
+    bs->ctrl = sp[0];
+    bs->errfd = ep[0];
+    bs->watch_w = wp[1];
+    bs->pidfd = pidfd_open(bs->pid, 0);
+    if (bs->pidfd < 0) {
+        r = errf(err, errlen, CCSB_E_IO, "pidfd_open: %s", strerror(errno));
+        goto fail_started;
+    }
+    if (fcntl(bs->errfd, F_SETFL, O_NONBLOCK) < 0) {
+        r = errf(err, errlen, CCSB_E_IO, "fcntl: %s", strerror(errno));
+        goto fail_started;
+    }
+    r = wait_ready(s, bs, err, errlen);
+    if (r < 0)
+        goto fail_started;
+    bwrap_plan_clear(&plan);
+    return 0;
+
+fail_started:
+    bwrap_plan_clear(&plan);
+    bs->dead = 1;
+    bwrap_teardown(s, bs);
+    return r;
+fail_fds:
+    close_fd(&sp[0]);
+    close_fd(&sp[1]);
+    close_fd(&ep[0]);
+    close_fd(&ep[1]);
+    close_fd(&wp[0]);
+    close_fd(&wp[1]);
+    close_fd(&args);
+fail_plan:
+    bwrap_plan_clear(&plan);
+fail_cg:
+    strv_clear(&bs->placeholders);
+    bwrap_cgroup_remove(&bs->cg);
+    return r;
+}

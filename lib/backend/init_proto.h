@@ -1,0 +1,109 @@
+/*
+ * The control protocol between the library (host side of a bubblewrap
+ * session) and ccsb-init (PID 1 inside the sandbox). Shared by both; built
+ * into the library and into the helper.
+ *
+ * Transport: one AF_UNIX SOCK_SEQPACKET socketpair per session, so every
+ * message keeps its boundary and carries its own fds (SCM_RIGHTS). Every
+ * message is one fixed-size struct init_msg; variable-length exec data
+ * (argv, env, cwd) travels in a sealed memfd passed alongside, so there is
+ * no size limit short of ARG_MAX and no framing code on either side.
+ *
+ * The host end going away (EOF) means "stop": ccsb-init kills everything in
+ * the sandbox and exits.
+ */
+#ifndef CCSB_BACKEND_INIT_PROTO_H
+#define CCSB_BACKEND_INIT_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define INIT_PROTO_VERSION 1
+
+/* The fd number of the control socket inside ccsb-init. */
+#define INIT_CTRL_FD 3
+
+/* Where the helper is bound inside every sandbox (read-only). */
+#define INIT_GUEST_DIR "/run/ccsb"
+#define INIT_GUEST_PATH "/run/ccsb/ccsb-init"
+
+/* Most fds one message carries. */
+#define INIT_MAX_FDS 4
+
+enum init_msg_type {
+    /* ccsb-init -> host */
+    INIT_MSG_READY = 1,   /* a = proto version, b = http port, c = socks port;
+                             fds: [http listener, socks listener];
+                             text: limits that applied ("rlimit", ...) */
+    INIT_MSG_STARTED = 2, /* id; a = pid in the sandbox; fds: [pty master] with a pty */
+    INIT_MSG_FAILED = 3,  /* id; a = errno; text: what failed (exec not started) */
+    INIT_MSG_EXITED = 4,  /* id; a = exit code or -1, b = signal */
+    INIT_MSG_REPLY = 5,   /* reply to SUSPEND/RESUME: id; a = 0 or errno */
+    INIT_MSG_FATAL = 6,   /* ccsb-init cannot go on: text says why; it exits next */
+
+    /* host -> ccsb-init */
+    INIT_MSG_EXEC = 16,   /* id; flags INIT_EXEC_*; a = rows, b = cols;
+                             fds: [data memfd, stdin, stdout, stderr] or
+                                  [data memfd] with INIT_EXEC_PTY */
+    INIT_MSG_KILL = 17,   /* id; a = signal; the exec's process group (no reply) */
+    INIT_MSG_SUSPEND = 19,/* stop every process in the sandbox */
+    INIT_MSG_RESUME = 20, /* continue them */
+    INIT_MSG_STOP = 21,   /* kill every process and exit */
+};
+
+#define INIT_EXEC_PTY 0x1u
+
+#define INIT_TEXT_MAX 240
+
+struct init_msg {
+    uint32_t type;
+    uint32_t flags;
+    uint64_t id;
+    int32_t a, b, c;
+    uint32_t pad;
+    char text[INIT_TEXT_MAX]; /* NUL-terminated */
+};
+
+/*
+ * Exec data (the memfd): a header of two uint32 (argc, envc), then the cwd,
+ * the argv strings and the "NAME=VALUE" strings, each NUL-terminated.
+ */
+struct init_exec_data {
+    char *buf; /* owns every string below */
+    char *cwd;
+    char **argv; /* NULL-terminated */
+    char **envp; /* NULL-terminated */
+};
+
+/* Largest exec data we accept (a bit over the kernel's ARG_MAX default). */
+#define INIT_EXEC_DATA_MAX (4u << 20)
+
+/*
+ * Sends one message with up to INIT_MAX_FDS fds. Returns 0 or -errno.
+ * Retries on EINTR; the socket may be non-blocking (then -EAGAIN).
+ */
+int init_send(int sock, const struct init_msg *m, const int *fds, size_t nfds);
+
+/*
+ * Receives one message. *nfds is in: capacity of fds, out: number received
+ * (all CLOEXEC). Returns 1 on a message, 0 on EOF, or -errno. A truncated
+ * message or extra fds beyond capacity is -EPROTO (received fds closed).
+ */
+int init_recv(int sock, struct init_msg *m, int *fds, size_t *nfds);
+
+/* Fills m with zeros and the type, id. */
+void init_msg_init(struct init_msg *m, uint32_t type, uint64_t id);
+/* Copies text into m->text, truncating safely. */
+void init_msg_text(struct init_msg *m, const char *text);
+
+/*
+ * Packs argv/env/cwd into a new sealed memfd (returned, CLOEXEC). Returns
+ * the fd or -errno.
+ */
+int init_exec_data_pack(const char *cwd, char *const *argv, char *const *envp);
+/* Reads and checks exec data from fd. Returns 0 or -errno (-EPROTO: malformed). */
+int init_exec_data_unpack(int fd, struct init_exec_data *out);
+void init_exec_data_free(struct init_exec_data *d);
+
+#endif

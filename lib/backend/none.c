@@ -1,0 +1,472 @@
+/*
+ * The `none` backend: no isolation, but the same session model, a
+ * sanitised environment, a per-session TMPDIR, one process group per exec
+ * and exits watched through pidfds (no SIGCHLD handler: the library never
+ * touches the host's signal dispositions).
+ *
+ * Guest paths have no meaning without a mount namespace, so a workdir or
+ * cwd inside a bind mount's guestPath is translated to its hostPath.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "backend/backend.h"
+#include "ccsandbox/ccsandbox.h"
+#include "core/ctx.h"
+#include "core/exec_req.h"
+#include "core/session.h"
+#include "spec/spec.h"
+#include "util/strv.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+extern char **environ;
+
+struct none_exec {
+    int pidfd;    /* -1 when the kernel (or valgrind) has no pidfd_open */
+    int watch_fd; /* the pidfd, or the read end of a waiter thread's pipe */
+    struct event *ev;
+    pid_t pgid;
+};
+
+/* Every process group the session started, so that stop also reaches the
+ * background processes of execs that already ended. */
+struct none_session {
+    pid_t *pgids;
+    size_t n, cap;
+};
+
+static int remember_pgid(struct ccsb_session *s, pid_t pg)
+{
+    struct none_session *ns = s->bdata;
+    if (ns->n == ns->cap) {
+        size_t cap = ns->cap ? ns->cap * 2 : 16;
+        pid_t *v = realloc(ns->pgids, cap * sizeof *v);
+        if (!v)
+            return -1;
+        ns->pgids = v;
+        ns->cap = cap;
+    }
+    ns->pgids[ns->n++] = pg;
+    return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    if (flag == FTW_DP || flag == FTW_D)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+/* Removes the session tmp without following symlinks out of it. */
+static void remove_tree(const char *dir)
+{
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+static int none_launch(struct ccsb_session *s, char *err, size_t errlen)
+{
+    const char *base = getenv("TMPDIR");
+    if (!base || base[0] != '/')
+        base = "/tmp";
+    char *tmpl = NULL;
+    if (asprintf(&tmpl, "%s/ccsb-%s-XXXXXX", base, s->id) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return CCSB_E_NOMEM;
+    }
+    if (!mkdtemp(tmpl)) {
+        snprintf(err, errlen, "cannot create the session tmp under %s: %s", base,
+                 strerror(errno));
+        free(tmpl);
+        return CCSB_E_IO;
+    }
+    s->tmpdir = tmpl;
+    s->bdata = calloc(1, sizeof(struct none_session));
+    if (!s->bdata) {
+        rmdir(tmpl);
+        free(tmpl);
+        s->tmpdir = NULL;
+        snprintf(err, errlen, "out of memory");
+        return CCSB_E_NOMEM;
+    }
+    return 0;
+}
+
+/* Translates a guest path through the bind mounts (longest guest prefix). */
+static char *guest_to_host(const struct ccsb_session *s, const char *guest)
+{
+    const struct spec_bind *best = NULL;
+    size_t best_len = 0;
+    for (size_t i = 0; i < s->spec->n_binds; i++) {
+        const struct spec_bind *b = &s->spec->binds[i];
+        size_t n = strlen(b->guest_path);
+        while (n > 1 && b->guest_path[n - 1] == '/')
+            n--;
+        if (strncmp(guest, b->guest_path, n) == 0 && (guest[n] == 0 || guest[n] == '/') &&
+            n >= best_len) {
+            best = b;
+            best_len = n;
+        }
+    }
+    char *out = NULL;
+    if (best) {
+        if (asprintf(&out, "%s%s", best->host_path, guest + best_len) < 0)
+            out = NULL;
+    } else if (strcmp(guest, "/tmp") == 0 && s->tmpdir) {
+        out = strdup(s->tmpdir);
+    } else {
+        out = strdup(guest);
+    }
+    return out;
+}
+
+/* PATH lookup done before fork, with the command's own PATH. */
+static char *resolve_cmd(const char *cmd, const struct strv *env)
+{
+    if (strchr(cmd, '/'))
+        return strdup(cmd);
+    const char *path = "/usr/local/bin:/usr/bin:/bin";
+    for (size_t i = 0; i < env->n; i++)
+        if (strncmp(env->v[i], "PATH=", 5) == 0)
+            path = env->v[i] + 5;
+    const char *p = path;
+    while (*p) {
+        size_t n = strcspn(p, ":");
+        if (n > 0 && p[0] == '/') {
+            char *cand = NULL;
+            if (asprintf(&cand, "%.*s/%s", (int)n, p, cmd) < 0)
+                return NULL;
+            struct stat st;
+            if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+                return cand;
+            free(cand);
+        }
+        p += n;
+        if (*p == ':')
+            p++;
+    }
+    return NULL;
+}
+
+static void child_fail(const char *what, const char *arg, int code)
+{
+    /* Only async-signal-safe calls after fork. */
+    const char *e = strerror(errno);
+    (void)!write(2, "ccsb: ", 6);
+    (void)!write(2, what, strlen(what));
+    (void)!write(2, arg, strlen(arg));
+    (void)!write(2, ": ", 2);
+    (void)!write(2, e, strlen(e));
+    (void)!write(2, "\n", 1);
+    _exit(code);
+}
+
+static void on_exit_ready(evutil_socket_t fd, short what, void *arg);
+
+/*
+ * Without pidfd_open (Linux < 5.3, or under valgrind), a small thread waits
+ * for the exit without reaping (WNOWAIT) and says so through a pipe whose
+ * write end it owns; the loop then reaps as usual.
+ */
+struct waiter {
+    pid_t pid;
+    int wfd;
+};
+
+static void *waiter_main(void *arg)
+{
+    struct waiter *w = arg;
+    siginfo_t si;
+    while (waitid(P_PID, (id_t)w->pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+        ;
+    char c = 1;
+    (void)!write(w->wfd, &c, 1);
+    close(w->wfd);
+    free(w);
+    return NULL;
+}
+
+static int watch_by_thread(pid_t pid)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -1;
+    struct waiter *w = malloc(sizeof *w);
+    pthread_t t;
+    pthread_attr_t attr;
+    if (!w || pthread_attr_init(&attr) != 0) {
+        free(w);
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    w->pid = pid;
+    w->wfd = p[1];
+    /* The thread starts with every signal blocked: host signals are not
+     * ours to take, and its write may hit a closed pipe (SIGPIPE). */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int e = pthread_create(&t, &attr, waiter_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (e) {
+        free(w);
+        close(p[0]);
+        close(p[1]);
+        errno = e;
+        return -1;
+    }
+    return p[0];
+}
+
+static int none_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_exec_req *req,
+                     int cin, int cout, int cerr, char *err, size_t errlen)
+{
+    struct strv env = STRV_INIT;
+    char *forced_tmp = NULL;
+    if (asprintf(&forced_tmp, "TMPDIR=%s", s->tmpdir) < 0)
+        forced_tmp = NULL;
+    const char *forced[] = {forced_tmp, "CCSB_SANDBOX=none", NULL};
+    char *cwd = guest_to_host(s, req->cwd ? req->cwd : spec_workdir(s->spec));
+    char *path = NULL;
+    int r = CCSB_E_NOMEM;
+    if (!forced_tmp || !cwd || backend_build_env(s, req, environ, forced, &env) < 0) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    path = resolve_cmd(req->argv.v[0], &env);
+    struct none_exec *ne = calloc(1, sizeof *ne);
+    if (!ne || remember_pgid(s, 0) < 0) {
+        free(ne);
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    ne->pidfd = ne->watch_fd = -1;
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        free(ne);
+        r = CCSB_E_IO;
+        goto out;
+    }
+    if (pid == 0) {
+        sigset_t all;
+        sigemptyset(&all);
+        for (int sig = 1; sig < NSIG; sig++) {
+            if (sig == SIGKILL || sig == SIGSTOP)
+                continue;
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = SIG_DFL;
+            sigaction(sig, &sa, NULL);
+        }
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        if (req->pty) {
+            if (setsid() < 0 || ioctl(cin, TIOCSCTTY, 0) < 0)
+                child_fail("cannot attach the terminal", "", 126);
+        } else if (setpgid(0, 0) < 0) {
+            child_fail("setpgid", "", 126);
+        }
+        /* Lift the ends above 2 first: a host that closed its own stdio
+         * may have been handed fds 0-2 for them. */
+        int in = fcntl(cin, F_DUPFD, 3), o = fcntl(cout, F_DUPFD, 3), e = fcntl(cerr, F_DUPFD, 3);
+        if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+            _exit(126);
+        syscall(SYS_close_range, 3U, ~0U, 0U);
+        if (chdir(cwd) < 0)
+            child_fail("cannot enter ", cwd, 126);
+        if (!path) {
+            errno = ENOENT;
+            child_fail("command not found: ", req->argv.v[0], 127);
+        }
+        execve(path, req->argv.v, env.v);
+        child_fail("cannot execute ", path, errno == ENOENT ? 127 : 126);
+    }
+    /* Parent. Both sides set the group so a kill right now already works. */
+    if (!req->pty)
+        setpgid(pid, pid);
+    x->pid = pid;
+    ne->pgid = pid;
+    {
+        struct none_session *ns = s->bdata;
+        ns->pgids[ns->n - 1] = pid; /* the slot was reserved before fork */
+    }
+    ne->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    ne->watch_fd = ne->pidfd;
+    if (ne->pidfd < 0 && errno == ENOSYS)
+        ne->watch_fd = watch_by_thread(pid);
+    if (ne->watch_fd >= 0)
+        ne->ev = event_new(ctx_base(s->ctx), ne->watch_fd, EV_READ, on_exit_ready, x);
+    if (ne->watch_fd < 0 || !ne->ev || event_add(ne->ev, NULL) < 0) {
+        snprintf(err, errlen, "cannot watch the command (pidfd_open: %s)", strerror(errno));
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        if (ne->ev)
+            event_free(ne->ev);
+        if (ne->watch_fd >= 0)
+            close(ne->watch_fd);
+        free(ne);
+        r = CCSB_E_IO;
+        goto out;
+    }
+    x->bdata = ne;
+    r = 0;
+out:
+    strv_clear(&env);
+    free(forced_tmp);
+    free(cwd);
+    free(path);
+    return r;
+}
+
+static void release_watch(struct exec *x)
+{
+    struct none_exec *ne = x->bdata;
+    if (!ne)
+        return;
+    if (ne->ev)
+        event_free(ne->ev);
+    if (ne->watch_fd >= 0)
+        close(ne->watch_fd);
+    ne->ev = NULL;
+    ne->pidfd = ne->watch_fd = -1;
+}
+
+/* Reaps the main process (blocking only when told it exited or was killed). */
+static void reap(struct exec *x)
+{
+    struct none_exec *ne = x->bdata;
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    int r;
+    if (ne->pidfd >= 0)
+        while ((r = waitid(P_PIDFD, (id_t)ne->pidfd, &si, WEXITED)) < 0 && errno == EINTR)
+            ;
+    else
+        while ((r = waitid(P_PID, (id_t)x->pid, &si, WEXITED)) < 0 && errno == EINTR)
+            ;
+    release_watch(x);
+    if (r < 0) /* someone else (the host's own SIGCHLD handler) reaped it */
+        exec_exited(x, 255, 0);
+    else if (si.si_code == CLD_EXITED)
+        exec_exited(x, si.si_status, 0);
+    else
+        exec_exited(x, -1, si.si_status);
+}
+
+static void on_exit_ready(evutil_socket_t fd, short what, void *arg)
+{
+    reap(arg);
+}
+
+static int none_kill_exec(struct ccsb_session *s, struct exec *x, int sig)
+{
+    struct none_exec *ne = x->bdata;
+    pid_t pg = ne ? ne->pgid : x->pid;
+    if (kill(-pg, sig) < 0 && errno != ESRCH)
+        return CCSB_E_IO;
+    return 0;
+}
+
+static int none_resize(struct ccsb_session *s, struct exec *x, unsigned rows, unsigned cols)
+{
+    struct winsize ws = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
+    return ioctl(x->out_fd, TIOCSWINSZ, &ws) < 0 ? CCSB_E_IO : 0;
+}
+
+static int signal_all(struct ccsb_session *s, int sig)
+{
+    struct none_session *ns = s->bdata;
+    for (size_t i = 0; ns && i < ns->n; i++)
+        if (ns->pgids[i] > 0 && kill(-ns->pgids[i], sig) < 0 && errno == ESRCH)
+            ns->pgids[i] = 0; /* the group is gone: never signal a reused id */
+    return 0;
+}
+
+static int none_suspend(struct ccsb_session *s)
+{
+    return signal_all(s, SIGSTOP);
+}
+
+static int none_resume(struct ccsb_session *s)
+{
+    return signal_all(s, SIGCONT);
+}
+
+static void none_stop(struct ccsb_session *s)
+{
+    /* SIGKILL first (a stopped process dies too), then reap the mains. */
+    signal_all(s, SIGKILL);
+    /* reap() may release x: step with a saved next. */
+    for (struct exec *x = s->execs, *next; x; x = next) {
+        next = x->next;
+        struct none_exec *ne = x->bdata;
+        if (x->running && ne && ne->watch_fd >= 0)
+            reap(x);
+    }
+    if (s->tmpdir) {
+        remove_tree(s->tmpdir);
+        free(s->tmpdir);
+        s->tmpdir = NULL;
+    }
+}
+
+static void none_destroy(struct ccsb_session *s)
+{
+    struct none_session *ns = s->bdata;
+    if (ns) {
+        free(ns->pgids);
+        free(ns);
+        s->bdata = NULL;
+    }
+    if (s->tmpdir) {
+        remove_tree(s->tmpdir);
+        free(s->tmpdir);
+        s->tmpdir = NULL;
+    }
+}
+
+static void none_details(struct ccsb_session *s, json_t *o)
+{
+    json_object_set_new(o, "isolation", json_string("none: commands run directly on the host"));
+}
+
+const struct backend_ops backend_none_ops = {
+    .name = "none",
+    .launch = none_launch,
+    .attach = NULL,
+    .exec = none_exec,
+    .kill_exec = none_kill_exec,
+    .resize_pty = none_resize,
+    .suspend = none_suspend,
+    .resume = none_resume,
+    .stop = none_stop,
+    .destroy = none_destroy,
+    .details = none_details,
+};

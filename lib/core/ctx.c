@@ -1,0 +1,517 @@
+/*
+ * The context. See ctx.h for the threading rule.
+ *
+ * The context is reference counted: each live session holds a reference, so
+ * a host (or a Dart finalizer) may free the context and its sessions in any
+ * order. ccsb_ctx_free shuts the loop down and stops every session; the
+ * memory goes when the last session handle is destroyed.
+ */
+#include "core/ctx.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "ccsandbox/ccsandbox.h"
+#include "ccsandbox/ccsandbox-libevent.h"
+#include "core/ctx_internal.h"
+#include "core/event.h"
+#include "core/probe.h"
+#include "core/session.h"
+#include "util/err.h"
+
+struct call {
+    int (*fn)(void *arg);
+    void *arg;
+    int result;
+    int done;
+    struct call *next;
+};
+
+static void eventfd_drain(int fd)
+{
+    uint64_t v;
+    while (read(fd, &v, sizeof v) < 0 && errno == EINTR)
+        ;
+}
+
+static void eventfd_ring(int fd)
+{
+    uint64_t one = 1;
+    while (write(fd, &one, sizeof one) < 0 && errno == EINTR)
+        ;
+}
+
+struct event_base *ctx_base(struct ccsb_ctx *ctx)
+{
+    return ctx->base;
+}
+
+int ctx_on_loop_thread(const struct ccsb_ctx *ctx)
+{
+    if (!ctx->has_thread)
+        return 1; /* caller-owned base: every call comes from its thread */
+    return pthread_equal(pthread_self(), ctx->thread);
+}
+
+int ctx_err(struct ccsb_ctx *ctx, int code, const char *fmt, ...)
+{
+    if (!ctx)
+        return code;
+    va_list ap;
+    va_start(ap, fmt);
+    pthread_mutex_lock(&ctx->err_mu);
+    vsnprintf(ctx->errmsg, sizeof ctx->errmsg, fmt, ap);
+    pthread_mutex_unlock(&ctx->err_mu);
+    va_end(ap);
+    return code;
+}
+
+/* ---- loop-thread trampoline ------------------------------------------ */
+
+static void run_calls(evutil_socket_t fd, short what, void *arg)
+{
+    struct ccsb_ctx *ctx = arg;
+    eventfd_drain(ctx->call_efd);
+    for (;;) {
+        pthread_mutex_lock(&ctx->call_mu);
+        struct call *c = ctx->calls;
+        if (c)
+            ctx->calls = c->next;
+        pthread_mutex_unlock(&ctx->call_mu);
+        if (!c)
+            break;
+        int r = c->fn(c->arg);
+        pthread_mutex_lock(&ctx->call_mu);
+        c->result = r;
+        c->done = 1;
+        pthread_cond_broadcast(&ctx->call_cv);
+        pthread_mutex_unlock(&ctx->call_mu);
+    }
+}
+
+int ctx_call(struct ccsb_ctx *ctx, int (*fn)(void *arg), void *arg)
+{
+    if (ctx_on_loop_thread(ctx)) {
+        if (ctx->dead)
+            return CCSB_E_STATE;
+        return fn(arg);
+    }
+    struct call c = {.fn = fn, .arg = arg};
+    pthread_mutex_lock(&ctx->call_mu);
+    if (ctx->dead || ctx->loop_exiting) {
+        pthread_mutex_unlock(&ctx->call_mu);
+        return CCSB_E_STATE;
+    }
+    struct call **tail = &ctx->calls;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = &c;
+    eventfd_ring(ctx->call_efd);
+    while (!c.done)
+        pthread_cond_wait(&ctx->call_cv, &ctx->call_mu);
+    pthread_mutex_unlock(&ctx->call_mu);
+    return c.result;
+}
+
+static void *loop_main(void *arg)
+{
+    struct ccsb_ctx *ctx = arg;
+    event_base_loop(ctx->base, EVLOOP_NO_EXIT_ON_EMPTY);
+    return NULL;
+}
+
+/* ---- events ----------------------------------------------------------- */
+
+void ctx_emit(struct ccsb_ctx *ctx, struct ccsb_event *ev)
+{
+    if (!ev)
+        return;
+    if (ctx->cb) {
+        ctx->in_callback++;
+        ctx->cb(ev, ctx->cb_ud);
+        ctx->in_callback--;
+        ccsb_event_free(ev);
+        return;
+    }
+    pthread_mutex_lock(&ctx->q_mu);
+    int was_empty = ctx->q_head == NULL;
+    if (ctx->q_tail)
+        ctx->q_tail->next = ev;
+    else
+        ctx->q_head = ev;
+    ctx->q_tail = ev;
+    if (was_empty)
+        eventfd_ring(ctx->q_efd);
+    ccsb_wakeup_fn wake = ctx->wake;
+    void *wake_ud = ctx->wake_ud;
+    pthread_mutex_unlock(&ctx->q_mu);
+    if (was_empty && wake)
+        wake(wake_ud);
+}
+
+CCSB_API int ccsb_ctx_next_event(ccsb_ctx *ctx, ccsb_event **out)
+{
+    if (!ctx || !out)
+        return CCSB_E_INVAL;
+    *out = NULL;
+    pthread_mutex_lock(&ctx->q_mu);
+    struct ccsb_event *ev = ctx->q_head;
+    if (ev) {
+        ctx->q_head = ev->next;
+        if (!ctx->q_head) {
+            ctx->q_tail = NULL;
+            eventfd_drain(ctx->q_efd);
+        }
+        ev->next = NULL;
+    }
+    pthread_mutex_unlock(&ctx->q_mu);
+    if (!ev)
+        return CCSB_E_AGAIN;
+    *out = ev;
+    return 0;
+}
+
+CCSB_API int ccsb_ctx_get_fd(const ccsb_ctx *ctx)
+{
+    if (!ctx)
+        return CCSB_E_INVAL;
+    return ctx->q_efd;
+}
+
+static void on_wait_timer(evutil_socket_t fd, short what, void *arg)
+{
+    *(int *)arg = 1;
+}
+
+CCSB_API int ccsb_ctx_wait_event(ccsb_ctx *ctx, int timeout_ms, ccsb_event **out)
+{
+    if (!ctx || !out)
+        return CCSB_E_INVAL;
+    *out = NULL;
+    if (ctx->in_callback && ctx_on_loop_thread(ctx))
+        return ctx_err(ctx, CCSB_E_REENTRANT,
+                       "ccsb_ctx_wait_event called from inside a context callback");
+    int r = ccsb_ctx_next_event(ctx, out);
+    if (r != CCSB_E_AGAIN)
+        return r;
+    if (ctx->has_thread || ctx->dead) {
+        struct pollfd p = {.fd = ctx->q_efd, .events = POLLIN};
+        for (;;) {
+            int pr = poll(&p, 1, timeout_ms);
+            if (pr < 0 && errno == EINTR)
+                continue;
+            if (pr < 0)
+                return ctx_err(ctx, CCSB_E_IO, "poll: %s", strerror(errno));
+            if (pr == 0)
+                return CCSB_E_TIMEDOUT;
+            r = ccsb_ctx_next_event(ctx, out);
+            if (r != CCSB_E_AGAIN)
+                return r;
+            /* Another thread took it; keep waiting (timeout restarts: fine
+             * for a bounded wait, documented as "at least"). */
+        }
+    }
+    /* Caller-owned base: run it until something is queued. */
+    int fired = 0;
+    struct event *t = NULL;
+    if (timeout_ms >= 0) {
+        t = evtimer_new(ctx->base, on_wait_timer, &fired);
+        if (!t)
+            return ctx_err(ctx, CCSB_E_NOMEM, "out of memory");
+        struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+        evtimer_add(t, &tv);
+    }
+    for (;;) {
+        r = ccsb_ctx_next_event(ctx, out);
+        if (r != CCSB_E_AGAIN)
+            break;
+        if (fired) {
+            r = CCSB_E_TIMEDOUT;
+            break;
+        }
+        if (event_base_loop(ctx->base, EVLOOP_ONCE) < 0) {
+            r = ctx_err(ctx, CCSB_E_STATE, "the event base cannot be run from here");
+            break;
+        }
+    }
+    if (t)
+        event_free(t);
+    return r;
+}
+
+/* Callback registration runs on the loop thread so it never races emit. */
+struct set_cb_args {
+    struct ccsb_ctx *ctx;
+    ccsb_event_cb cb;
+    void *ud;
+    ccsb_destroy_fn destroy;
+};
+
+static int set_cb_on_loop(void *arg)
+{
+    struct set_cb_args *a = arg;
+    struct ccsb_ctx *ctx = a->ctx;
+    ccsb_destroy_fn old_destroy = ctx->cb_destroy;
+    void *old_ud = ctx->cb_ud;
+    ctx->cb = a->cb;
+    ctx->cb_ud = a->ud;
+    ctx->cb_destroy = a->destroy;
+    if (old_destroy)
+        old_destroy(old_ud);
+    return 0;
+}
+
+CCSB_API int ccsb_ctx_set_event_callback(ccsb_ctx *ctx, ccsb_event_cb cb, void *userdata,
+                                         ccsb_destroy_fn destroy)
+{
+    if (!ctx)
+        return CCSB_E_INVAL;
+    if (!cb && (userdata || destroy))
+        return ctx_err(ctx, CCSB_E_INVAL, "cb: NULL with userdata or destroy set");
+    struct set_cb_args a = {ctx, cb, userdata, destroy};
+    return ctx_call(ctx, set_cb_on_loop, &a);
+}
+
+CCSB_API int ccsb_ctx_set_wakeup(ccsb_ctx *ctx, ccsb_wakeup_fn wake, void *userdata,
+                                 ccsb_destroy_fn destroy)
+{
+    if (!ctx)
+        return CCSB_E_INVAL;
+    if (!wake && (userdata || destroy))
+        return ctx_err(ctx, CCSB_E_INVAL, "wake: NULL with userdata or destroy set");
+    pthread_mutex_lock(&ctx->q_mu);
+    ccsb_destroy_fn old_destroy = ctx->wake_destroy;
+    void *old_ud = ctx->wake_ud;
+    ctx->wake = wake;
+    ctx->wake_ud = userdata;
+    ctx->wake_destroy = destroy;
+    int pending = ctx->q_head != NULL;
+    pthread_mutex_unlock(&ctx->q_mu);
+    if (old_destroy)
+        old_destroy(old_ud);
+    /* Events queued before the doorbell existed must not go unnoticed. */
+    if (pending && wake)
+        wake(userdata);
+    return 0;
+}
+
+/* ---- sessions list ---------------------------------------------------- */
+
+void ctx_add_session(struct ccsb_ctx *ctx, struct ccsb_session *s)
+{
+    s->next = ctx->sessions;
+    ctx->sessions = s;
+}
+
+void ctx_remove_session(struct ccsb_ctx *ctx, struct ccsb_session *s)
+{
+    for (struct ccsb_session **p = &ctx->sessions; *p; p = &(*p)->next) {
+        if (*p == s) {
+            *p = s->next;
+            s->next = NULL;
+            return;
+        }
+    }
+}
+
+const struct ccsb_probe_result *ctx_probe(struct ccsb_ctx *ctx)
+{
+    pthread_mutex_lock(&ctx->probe_mu);
+    if (!ctx->probe)
+        ctx->probe = probe_run();
+    const struct ccsb_probe_result *pr = ctx->probe;
+    pthread_mutex_unlock(&ctx->probe_mu);
+    return pr;
+}
+
+/* ---- lifetime --------------------------------------------------------- */
+
+void ctx_ref(struct ccsb_ctx *ctx)
+{
+    atomic_fetch_add(&ctx->refs, 1);
+}
+
+static void ctx_release_memory(struct ccsb_ctx *ctx)
+{
+    struct ccsb_event *ev = ctx->q_head;
+    while (ev) {
+        struct ccsb_event *n = ev->next;
+        ccsb_event_free(ev);
+        ev = n;
+    }
+    if (ctx->wake_destroy)
+        ctx->wake_destroy(ctx->wake_ud);
+    if (ctx->q_efd >= 0)
+        close(ctx->q_efd);
+    probe_free(ctx->probe);
+    pthread_mutex_destroy(&ctx->q_mu);
+    pthread_mutex_destroy(&ctx->call_mu);
+    pthread_mutex_destroy(&ctx->err_mu);
+    pthread_mutex_destroy(&ctx->probe_mu);
+    pthread_cond_destroy(&ctx->call_cv);
+    free(ctx);
+}
+
+void ctx_unref(struct ccsb_ctx *ctx)
+{
+    if (atomic_fetch_sub(&ctx->refs, 1) == 1)
+        ctx_release_memory(ctx);
+}
+
+static int ctx_init(struct ccsb_ctx **out, struct event_base *base, char *errbuf,
+                    size_t errlen)
+{
+    *out = NULL;
+    struct ccsb_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return errf(errbuf, errlen, CCSB_E_NOMEM, "out of memory");
+    atomic_init(&ctx->refs, 1);
+    ctx->q_efd = ctx->call_efd = -1;
+    pthread_mutex_init(&ctx->q_mu, NULL);
+    pthread_mutex_init(&ctx->call_mu, NULL);
+    pthread_mutex_init(&ctx->err_mu, NULL);
+    pthread_mutex_init(&ctx->probe_mu, NULL);
+    pthread_cond_init(&ctx->call_cv, NULL);
+    ctx->q_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (ctx->q_efd < 0) {
+        int e = errno;
+        ctx_release_memory(ctx);
+        return errf(errbuf, errlen, CCSB_E_IO, "eventfd: %s", strerror(e));
+    }
+    if (base) {
+        ctx->base = base;
+    } else {
+        struct event_config *cfg = event_config_new();
+        if (cfg) {
+            /* We never use libevent's own locking: only our loop thread
+             * touches the base. */
+            event_config_set_flag(cfg, EVENT_BASE_FLAG_NOLOCK);
+            ctx->base = event_base_new_with_config(cfg);
+            event_config_free(cfg);
+        }
+        if (!ctx->base) {
+            ctx_release_memory(ctx);
+            return errf(errbuf, errlen, CCSB_E_NOMEM, "cannot create an event base");
+        }
+        ctx->own_base = 1;
+        ctx->call_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (ctx->call_efd < 0) {
+            int e = errno;
+            event_base_free(ctx->base);
+            ctx_release_memory(ctx);
+            return errf(errbuf, errlen, CCSB_E_IO, "eventfd: %s", strerror(e));
+        }
+        ctx->call_ev = event_new(ctx->base, ctx->call_efd, EV_READ | EV_PERSIST, run_calls, ctx);
+        if (!ctx->call_ev || event_add(ctx->call_ev, NULL) < 0) {
+            if (ctx->call_ev)
+                event_free(ctx->call_ev);
+            close(ctx->call_efd);
+            event_base_free(ctx->base);
+            ctx_release_memory(ctx);
+            return errf(errbuf, errlen, CCSB_E_NOMEM, "cannot register the call event");
+        }
+        /* The loop thread blocks every signal: the host's signals are
+         * delivered to the host's own threads. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        int e = pthread_create(&ctx->thread, NULL, loop_main, ctx);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (e) {
+            event_free(ctx->call_ev);
+            close(ctx->call_efd);
+            event_base_free(ctx->base);
+            ctx_release_memory(ctx);
+            return errf(errbuf, errlen, CCSB_E_IO, "pthread_create: %s", strerror(e));
+        }
+        ctx->has_thread = 1;
+    }
+    *out = ctx;
+    return 0;
+}
+
+CCSB_API int ccsb_ctx_new(ccsb_ctx **out, char *errbuf, size_t errbuf_len)
+{
+    if (!out)
+        return errf(errbuf, errbuf_len, CCSB_E_INVAL, "out: NULL");
+    return ctx_init(out, NULL, errbuf, errbuf_len);
+}
+
+CCSB_API int ccsb_ctx_new_with_event_base(ccsb_ctx **out, struct event_base *base,
+                                          char *errbuf, size_t errbuf_len)
+{
+    if (!out)
+        return errf(errbuf, errbuf_len, CCSB_E_INVAL, "out: NULL");
+    if (!base) {
+        *out = NULL;
+        return errf(errbuf, errbuf_len, CCSB_E_INVAL, "base: NULL");
+    }
+    return ctx_init(out, base, errbuf, errbuf_len);
+}
+
+static int shutdown_on_loop(void *arg)
+{
+    struct ccsb_ctx *ctx = arg;
+    while (ctx->sessions) {
+        struct ccsb_session *s = ctx->sessions;
+        session_shutdown(s); /* stops, detaches, removes from the list */
+    }
+    if (ctx->cb_destroy)
+        ctx->cb_destroy(ctx->cb_ud);
+    ctx->cb = NULL;
+    ctx->cb_destroy = NULL;
+    if (ctx->has_thread) {
+        pthread_mutex_lock(&ctx->call_mu);
+        ctx->loop_exiting = 1;
+        pthread_mutex_unlock(&ctx->call_mu);
+        event_base_loopbreak(ctx->base);
+    }
+    return 0;
+}
+
+CCSB_API void ccsb_ctx_free(ccsb_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    if (ctx->in_callback && ctx_on_loop_thread(ctx)) {
+        ctx_err(ctx, CCSB_E_REENTRANT, "ccsb_ctx_free called from inside a context callback");
+        return;
+    }
+    if (ctx_call(ctx, shutdown_on_loop, ctx) == 0 && ctx->has_thread)
+        pthread_join(ctx->thread, NULL);
+    /* Calls that raced the shutdown must not wait forever. */
+    pthread_mutex_lock(&ctx->call_mu);
+    ctx->dead = 1;
+    for (struct call *c = ctx->calls; c; c = c->next) {
+        c->result = CCSB_E_STATE;
+        c->done = 1;
+    }
+    ctx->calls = NULL;
+    pthread_cond_broadcast(&ctx->call_cv);
+    pthread_mutex_unlock(&ctx->call_mu);
+    if (ctx->own_base) {
+        event_free(ctx->call_ev);
+        close(ctx->call_efd);
+        event_base_free(ctx->base);
+    }
+    ctx->base = NULL;
+    ctx_unref(ctx);
+}
+
+CCSB_API const char *ccsb_ctx_errmsg(const ccsb_ctx *ctx)
+{
+    if (!ctx)
+        return "no context";
+    return ctx->errmsg;
+}

@@ -1,0 +1,419 @@
+/*
+ * The session state machine:
+ *
+ *   created --launch ok--> warm <--> active (while an exec runs)
+ *      |                    |  ^--resume-- suspended
+ *      |                    +--suspend-----^
+ *      +--launch failed: the handle is never returned
+ *   warm/active/suspended --stop--> destroyed
+ *   any --sandbox died--> error
+ *
+ * Launch resolves the backend, builds the policy and lets the backend start
+ * the sandbox on the caller's thread; then everything else happens on the
+ * loop thread (ctx.h).
+ */
+#include "core/session.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "config.h"
+
+#include "backend/backend.h"
+#include "ccsandbox/ccsandbox.h"
+#include "core/ctx.h"
+#include "core/ctx_internal.h"
+#include "core/event.h"
+#include "core/exec.h"
+#include "core/probe.h"
+#include "policy/policy.h"
+#include "spec/spec.h"
+#include "util/json.h"
+
+static void emit_simple(struct ccsb_session *s, int type, const char *msg)
+{
+    struct ccsb_event *ev = evt_new(type, s->id, 0);
+    if (!ev)
+        return;
+    if (msg && evt_set_message(ev, "%s", msg) < 0) {
+        ccsb_event_free(ev);
+        return;
+    }
+    ctx_emit(s->ctx, ev);
+}
+
+void session_set_state(struct ccsb_session *s, int state, const char *why)
+{
+    if (s->state == state)
+        return;
+    s->state = state;
+    struct ccsb_event *ev = evt_new(CCSB_EVENT_STATE, s->id, 0);
+    if (!ev)
+        return;
+    ev->state = state;
+    if (evt_set_message(ev, "%s", why ? why : ccsb_state_name(state)) < 0) {
+        ccsb_event_free(ev);
+        return;
+    }
+    ctx_emit(s->ctx, ev);
+}
+
+void session_fail(struct ccsb_session *s, const char *fmt, ...)
+{
+    char *msg = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    va_end(ap);
+    free(s->error);
+    s->error = msg ? msg : strdup("session failed");
+    emit_simple(s, CCSB_EVENT_ERROR, s->error);
+    session_set_state(s, CCSB_STATE_ERROR, s->error);
+}
+
+void session_violation(struct ccsb_session *s, uint64_t exec_id, const char *action,
+                       const char *target, const char *raw)
+{
+    struct ccsb_event *ev = evt_new(CCSB_EVENT_VIOLATION, s->id, exec_id);
+    if (!ev)
+        return;
+    ev->action = strdup(action ? action : "");
+    ev->target = strdup(target ? target : "");
+    ev->raw = strdup(raw ? raw : "");
+    if (!ev->action || !ev->target || !ev->raw) {
+        ccsb_event_free(ev);
+        return;
+    }
+    ctx_emit(s->ctx, ev);
+}
+
+struct exec *session_find_exec(struct ccsb_session *s, uint64_t id)
+{
+    for (struct exec *x = s->execs; x; x = x->next)
+        if (x->id == id)
+            return x;
+    return NULL;
+}
+
+int session_running_execs(const struct ccsb_session *s)
+{
+    int n = 0;
+    for (const struct exec *x = s->execs; x; x = x->next)
+        n += x->running;
+    return n;
+}
+
+void session_died(struct ccsb_session *s, const char *why)
+{
+    for (struct exec *x = s->execs; x; x = x->next)
+        if (x->running && !x->kill_reason)
+            x->kill_reason = CCSB_KILL_HOST;
+    for (struct exec *x = s->execs, *next; x; x = next) {
+        next = x->next; /* exec_exited may release x */
+        if (x->running)
+            exec_exited(x, -1, SIGKILL);
+    }
+    if (s->state != CCSB_STATE_DESTROYED)
+        session_fail(s, "the sandbox died: %s", why);
+}
+
+/* ---- launch ----------------------------------------------------------- */
+
+static char *new_session_id(void)
+{
+    unsigned char r[8];
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+        return NULL;
+    char *id = NULL;
+    if (asprintf(&id, "s-%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4], r[5],
+                 r[6], r[7]) < 0)
+        return NULL;
+    return id;
+}
+
+static const struct backend_ops *native_ops(void)
+{
+#if defined(__linux__) && defined(CCSB_HAVE_BWRAP_BACKEND)
+    return &backend_bwrap_ops;
+#else
+    return NULL;
+#endif
+}
+
+/* Picks the backend that will run; never falls back from an explicit ask. */
+static int resolve_backend(struct ccsb_ctx *ctx, int requested, int *backend,
+                           const struct backend_ops **ops, char **note)
+{
+    const struct ccsb_probe_result *pr = ctx_probe(ctx);
+    if (!pr)
+        return ctx_err(ctx, CCSB_E_NOMEM, "out of memory");
+    *note = NULL;
+    switch (requested) {
+    case CCSB_BACKEND_NONE:
+        *backend = CCSB_BACKEND_NONE;
+        *ops = &backend_none_ops;
+        return 0;
+    case CCSB_BACKEND_MICROVM:
+        return ctx_err(ctx, CCSB_E_UNAVAILABLE,
+                       "backend microvm: no microVM runtime is available on this host (this "
+                       "build has no microVM support); refusing to fall back to another backend");
+    case CCSB_BACKEND_NATIVE:
+        if (!pr->available)
+            return ctx_err(ctx, CCSB_E_UNAVAILABLE, "backend native: %s%s%s", pr->note,
+                           *pr->hint ? ": " : "", pr->hint);
+        if (!native_ops())
+            return ctx_err(ctx, CCSB_E_UNAVAILABLE,
+                           "backend native: the %s backend is not built into this version of "
+                           "libccsandbox; refusing to run unsandboxed",
+                           pr->mechanism);
+        *backend = CCSB_BACKEND_NATIVE;
+        *ops = native_ops();
+        return 0;
+    case CCSB_BACKEND_AUTO:
+    default:
+        if (pr->available && native_ops()) {
+            *backend = CCSB_BACKEND_NATIVE;
+            *ops = native_ops();
+        } else {
+            *backend = CCSB_BACKEND_NONE;
+            *ops = &backend_none_ops;
+            if (asprintf(note, "backend auto: native sandbox unavailable (%s); running with "
+                               "backend none, WITHOUT isolation",
+                         pr->note) < 0)
+                *note = NULL;
+        }
+        return 0;
+    }
+}
+
+static void on_session_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    struct ccsb_session *s = arg;
+    for (struct exec *x = s->execs; x; x = x->next)
+        if (x->running && !x->kill_reason)
+            x->kill_reason = CCSB_KILL_TIMEOUT;
+    struct ccsb_event *ev = evt_new(CCSB_EVENT_KILLED, s->id, 0);
+    if (ev) {
+        ev->kill_reason = CCSB_KILL_TIMEOUT;
+        evt_set_message(ev, "the session's wall-clock limit ran out");
+        ctx_emit(s->ctx, ev);
+    }
+    session_stop_on_loop(s);
+}
+
+struct attach_args {
+    struct ccsb_session *s;
+    const char *note;
+};
+
+static int attach_on_loop(void *arg)
+{
+    struct attach_args *a = arg;
+    struct ccsb_session *s = a->s;
+    if (s->ops->attach) {
+        int r = s->ops->attach(s);
+        if (r < 0)
+            return r;
+    }
+    if (s->spec->timeout_ms) {
+        s->timer = evtimer_new(ctx_base(s->ctx), on_session_timeout, s);
+        if (!s->timer)
+            return CCSB_E_NOMEM;
+        struct timeval tv = {(time_t)(s->spec->timeout_ms / 1000),
+                             (suseconds_t)(s->spec->timeout_ms % 1000) * 1000};
+        evtimer_add(s->timer, &tv);
+    }
+    s->attached = 1;
+    ctx_add_session(s->ctx, s);
+    struct ccsb_event *ev = evt_new(CCSB_EVENT_STARTING, s->id, 0);
+    if (ev) {
+        evt_set_message(ev, "%s%s%s", s->ops->name, a->note ? ": " : "",
+                          a->note ? a->note : "");
+        ctx_emit(s->ctx, ev);
+    }
+    session_set_state(s, CCSB_STATE_WARM, "warm");
+    emit_simple(s, CCSB_EVENT_READY, s->ops->name);
+    return 0;
+}
+
+static void session_free_memory(struct ccsb_session *s)
+{
+    if (s->ops && s->ops->destroy)
+        s->ops->destroy(s);
+    policy_free(s->policy);
+    ccsb_spec_free(s->spec);
+    free(s->id);
+    free(s->error);
+    free(s->tmpdir);
+    free(s);
+}
+
+int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
+                   struct ccsb_session **out)
+{
+    char err[1024] = "";
+    *out = NULL;
+    if (ctx->dead)
+        return ctx_err(ctx, CCSB_E_STATE, "the context was freed");
+    if (spec_validate(spec, err, sizeof err) < 0)
+        return ctx_err(ctx, CCSB_E_SPEC, "%s", err);
+
+    int backend;
+    const struct backend_ops *ops;
+    char *note = NULL;
+    int r = resolve_backend(ctx, spec->backend, &backend, &ops, &note);
+    if (r < 0)
+        return r;
+
+    struct ccsb_session *s = calloc(1, sizeof *s);
+    if (!s) {
+        free(note);
+        return ctx_err(ctx, CCSB_E_NOMEM, "out of memory");
+    }
+    s->ctx = ctx;
+    s->backend = backend;
+    s->ops = ops;
+    s->state = CCSB_STATE_CREATED;
+    s->error = strdup("");
+    r = ccsb_spec_copy(spec, &s->spec);
+    if (r < 0 || !s->error) {
+        s->ops = NULL;
+        session_free_memory(s);
+        free(note);
+        return ctx_err(ctx, CCSB_E_NOMEM, "out of memory");
+    }
+    s->id = spec->session_id ? strdup(spec->session_id) : new_session_id();
+    if (!s->id) {
+        s->ops = NULL;
+        session_free_memory(s);
+        free(note);
+        return ctx_err(ctx, CCSB_E_NOMEM, "cannot make a session id");
+    }
+
+    struct policy_host host = {.home = getenv("HOME")};
+    r = policy_build(s->spec, &host, &s->policy, err, sizeof err);
+    if (r < 0) {
+        s->ops = NULL;
+        session_free_memory(s);
+        free(note);
+        return ctx_err(ctx, r, "%s", err);
+    }
+
+    r = ops->launch(s, err, sizeof err);
+    if (r < 0) {
+        s->ops = NULL; /* launch cleans up after itself */
+        session_free_memory(s);
+        free(note);
+        return ctx_err(ctx, r, "%s", err);
+    }
+
+    ctx_ref(ctx);
+    struct attach_args a = {s, note};
+    r = ctx_call(ctx, attach_on_loop, &a);
+    free(note);
+    if (r < 0) {
+        if (ops->stop)
+            ops->stop(s);
+        session_free_memory(s);
+        ctx_unref(ctx);
+        return ctx_err(ctx, r, "cannot attach the session to the event loop");
+    }
+    *out = s;
+    return 0;
+}
+
+/* ---- stop / destroy --------------------------------------------------- */
+
+int session_stop_on_loop(struct ccsb_session *s)
+{
+    if (s->state == CCSB_STATE_DESTROYED)
+        return 0;
+    for (struct exec *x = s->execs; x; x = x->next)
+        if (x->running && !x->kill_reason)
+            x->kill_reason = CCSB_KILL_MANUAL;
+    if (s->ops && s->ops->stop)
+        s->ops->stop(s); /* kills, reaps, reports exits */
+    /* Whatever the backend could not report still gets its events. */
+    for (struct exec *x = s->execs, *next; x; x = next) {
+        next = x->next; /* exec_exited may release x */
+        if (x->running)
+            exec_exited(x, -1, SIGKILL);
+    }
+    while (s->execs)
+        exec_release(s->execs);
+    if (s->timer) {
+        event_free(s->timer);
+        s->timer = NULL;
+    }
+    session_set_state(s, CCSB_STATE_DESTROYED, "stopped");
+    return 0;
+}
+
+void session_shutdown(struct ccsb_session *s)
+{
+    session_stop_on_loop(s);
+    if (s->attached) {
+        ctx_remove_session(s->ctx, s);
+        s->attached = 0;
+    }
+}
+
+static int destroy_on_loop(void *arg)
+{
+    session_shutdown(arg);
+    return 0;
+}
+
+void session_destroy(struct ccsb_session *s)
+{
+    struct ccsb_ctx *ctx = s->ctx;
+    /* After ccsb_ctx_free the session was already shut down there. */
+    if (ctx_call(ctx, destroy_on_loop, s) < 0 && s->attached)
+        return; /* cannot reach the loop and not shut down: leak rather than race */
+    session_free_memory(s);
+    ctx_unref(ctx);
+}
+
+/* ---- details ---------------------------------------------------------- */
+
+int session_details(struct ccsb_session *s, char **out)
+{
+    json_t *o = json_object();
+    json_t *execs = json_array();
+    if (!o || !execs) {
+        json_decref(o);
+        json_decref(execs);
+        return CCSB_E_NOMEM;
+    }
+    json_object_set_new(o, "sessionId", json_string(s->id));
+    json_object_set_new(o, "backend", json_string(ccsb_backend_name(s->backend)));
+    json_object_set_new(o, "mechanism", json_string(s->ops ? s->ops->name : ""));
+    json_object_set_new(o, "state", json_string(ccsb_state_name(s->state)));
+    json_object_set_new(o, "error", json_string(s->error ? s->error : ""));
+    json_object_set_new(o, "workdir", json_string(spec_workdir(s->spec)));
+    if (s->tmpdir)
+        json_object_set_new(o, "hostTmpdir", json_string(s->tmpdir));
+    for (struct exec *x = s->execs; x; x = x->next)
+        json_array_append_new(execs, json_pack("{s:I, s:i, s:b}", "execId", (json_int_t)x->id,
+                                               "pid", (int)x->pid, "running", x->running));
+    json_object_set_new(o, "execs", execs);
+    json_t *limits = json_pack("{s:I, s:I, s:I}", "timeoutMs", (json_int_t)s->spec->timeout_ms,
+                               "memoryBytes", (json_int_t)s->spec->memory_max, "pids",
+                               (json_int_t)s->spec->pids_max);
+    if (limits)
+        json_object_set_new(o, "limits", limits);
+    if (s->ops && s->ops->details)
+        s->ops->details(s, o);
+    *out = json_dump_owned(o);
+    json_decref(o);
+    return *out ? 0 : CCSB_E_NOMEM;
+}

@@ -1,0 +1,86 @@
+/*
+ * A small host for the bubblewrap tests (integration, escape, bench): it
+ * drives real sessions through the public API only and collects each
+ * exec's events by id, so concurrent execs never steal each other's
+ * events. Also: temporary trees on the host and snapshots of them, to
+ * prove an attempt changed nothing.
+ */
+#ifndef CCSB_TESTS_BWRAP_HARNESS_H
+#define CCSB_TESTS_BWRAP_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ccsandbox/ccsandbox.h>
+
+#define H_MAX_EXECS 64
+#define H_MAX_VIOL 32
+
+struct h_exec {
+    uint64_t id;
+    char out[65536];
+    size_t out_len;
+    char err[65536];
+    size_t err_len;
+    int exited, code, sig, kill_reason;
+};
+
+struct h_violation {
+    uint64_t exec_id;
+    char action[64];
+    char target[512];
+};
+
+struct h {
+    ccsb_ctx *ctx;
+    ccsb_session *s;
+    struct h_exec execs[H_MAX_EXECS];
+    size_t n;
+    struct h_violation viol[H_MAX_VIOL];
+    size_t nviol;
+    int states[64];
+    size_t nstates;
+};
+
+/* A context; aborts the test on failure. */
+void h_init(struct h *h);
+/* Launches; returns the ccsb_launch code (0 on success, errmsg in h_errmsg). */
+int h_launch(struct h *h, const ccsb_spec *spec);
+const char *h_errmsg(struct h *h);
+/* Frees session and context. */
+void h_done(struct h *h);
+
+/* Starts `sh -c cmd` (pty: rows x cols when rows > 0). Returns the exec id. */
+uint64_t h_start(struct h *h, const char *cmd, int pty_rows, int pty_cols);
+uint64_t h_start_req(struct h *h, const ccsb_exec_req *req);
+/* Pumps events for up to max_ms; returns 0 when the exec exited, else -1. */
+int h_wait(struct h *h, uint64_t id, int max_ms);
+/* Pumps events for ms milliseconds. */
+void h_pump(struct h *h, int ms);
+struct h_exec *h_exec(struct h *h, uint64_t id);
+/* Runs `sh -c cmd` to its end (30 s max); returns its record. */
+struct h_exec *h_run(struct h *h, const char *cmd);
+/* 1 when a violation with this action (and target substring, may be NULL) was seen. */
+int h_saw_violation(struct h *h, const char *action, const char *target_part);
+
+/* mkdtemp under /tmp, mode 0755 (readable by the sandbox user). malloc'd. */
+char *h_tmpdir(const char *tag);
+/* rm -rf without following symlinks. */
+void h_rmtree(const char *dir);
+/* Writes a file (mode 0644). */
+void h_write(const char *path, const char *content);
+/* Reads a whole small file into a malloc'd string, NULL when missing. */
+char *h_read(const char *path);
+int h_exists(const char *path);
+
+/* A listing of every entry under dir: path, type, mode, size, content hash. */
+char *h_snapshot(const char *dir);
+
+/* Seconds of monotonic time. */
+double h_now(void);
+/* Number of host processes whose command line contains needle. */
+int h_count_procs(const char *needle);
+/* Waits until no host process matches needle, up to max_ms; returns the count left. */
+int h_wait_no_procs(const char *needle, int max_ms);
+
+#endif

@@ -1,0 +1,395 @@
+/*
+ * Integration: warm bubblewrap sessions through the public API, for real
+ * (real bwrap, real namespaces). The functional half of issue 3; the
+ * attacks live in tests/escape.
+ */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bwrap_harness.h"
+
+static struct h h;
+static char *ws;
+static ccsb_spec *spec;
+
+static void setup(void)
+{
+    h_init(&h);
+    ws = h_tmpdir("it");
+    ck_assert_int_eq(ccsb_spec_new(&spec), 0);
+    ccsb_spec_set_backend(spec, CCSB_BACKEND_NATIVE);
+    ccsb_spec_add_bind_mount(spec, ws, NULL, 0);
+    ccsb_spec_set_guest_workdir(spec, ws);
+}
+
+static void teardown(void)
+{
+    h_done(&h);
+    ccsb_spec_free(spec);
+    h_rmtree(ws);
+    free(ws);
+}
+
+static void launch(void)
+{
+    int r = h_launch(&h, spec);
+    ck_assert_msg(r == 0, "launch: %s: %s", ccsb_strerror(r), h_errmsg(&h));
+}
+
+static char *path_in(const char *dir, const char *name)
+{
+    char *p = NULL;
+    ck_assert_int_ge(asprintf(&p, "%s/%s", dir, name), 0);
+    return p;
+}
+
+START_TEST(write_in_bound_dir)
+{
+    launch();
+    ck_assert_int_eq(ccsb_session_backend(h.s), CCSB_BACKEND_NATIVE);
+    struct h_exec *x = h_run(&h, "echo ok > f && cat f");
+    ck_assert_int_eq(x->code, 0);
+    ck_assert_str_eq(x->out, "ok\n");
+    char *f = path_in(ws, "f");
+    char *c = h_read(f);
+    ck_assert_str_eq(c, "ok\n");
+    free(c);
+    free(f);
+}
+END_TEST
+
+START_TEST(etc_is_read_only)
+{
+    launch();
+    struct h_exec *x = h_run(&h, "echo x > /etc/ccsb-it-x");
+    ck_assert_int_ne(x->code, 0);
+    ck_assert_int_eq(h_exists("/etc/ccsb-it-x"), 0);
+    ck_assert(h_saw_violation(&h, "file-write", "/etc/ccsb-it-x"));
+    /* the stream itself is delivered unchanged */
+    ck_assert_ptr_nonnull(strstr(x->err, "/etc/ccsb-it-x"));
+}
+END_TEST
+
+START_TEST(review_mode_is_read_only)
+{
+    ccsb_spec_set_mode(spec, CCSB_MODE_REVIEW);
+    launch();
+    struct h_exec *x = h_run(&h, "touch f");
+    ck_assert_int_ne(x->code, 0);
+    char *f = path_in(ws, "f");
+    ck_assert_int_eq(h_exists(f), 0);
+    free(f);
+    x = h_run(&h, "ls /tmp >/dev/null && echo fine > /tmp/scratch && cat /tmp/scratch");
+    ck_assert_str_eq(x->out, "fine\n"); /* the session's own /tmp stays writable */
+}
+END_TEST
+
+START_TEST(pty_answers_tty)
+{
+    launch();
+    uint64_t id = h_start(&h, "tty; stty size", 30, 100);
+    ck_assert_int_eq(h_wait(&h, id, 10000), 0);
+    h_pump(&h, 50);
+    struct h_exec *x = h_exec(&h, id);
+    ck_assert_int_eq(x->code, 0);
+    ck_assert_msg(strstr(x->out, "/dev/pts/") != NULL, "tty said: %s", x->out);
+    ck_assert_msg(strstr(x->out, "30 100") != NULL, "stty said: %s", x->out);
+
+    /* resize reaches the terminal */
+    id = h_start(&h, "read line; stty size", 10, 20);
+    ck_assert_int_eq(ccsb_exec_resize_pty(h.s, id, 40, 120), 0);
+    ck_assert_int_eq(ccsb_exec_write_stdin(h.s, id, "go\n", 3), 3);
+    ck_assert_int_eq(h_wait(&h, id, 10000), 0);
+    h_pump(&h, 50);
+    ck_assert_msg(strstr(h_exec(&h, id)->out, "40 120") != NULL, "%s", h_exec(&h, id)->out);
+}
+END_TEST
+
+START_TEST(stdin_pipe)
+{
+    launch();
+    ccsb_exec_req *req;
+    ccsb_exec_req_new(&req);
+    const char *argv[] = {"cat"};
+    ccsb_exec_req_set_argv(req, argv, 1);
+    ccsb_exec_req_set_stdin(req, CCSB_STDIN_PIPE);
+    uint64_t id = h_start_req(&h, req);
+    ccsb_exec_req_free(req);
+    ck_assert_int_eq(ccsb_exec_write_stdin(h.s, id, "hello\n", 6), 6);
+    ck_assert_int_eq(ccsb_exec_close_stdin(h.s, id), 0);
+    ck_assert_int_eq(h_wait(&h, id, 10000), 0);
+    ck_assert_str_eq(h_exec(&h, id)->out, "hello\n");
+}
+END_TEST
+
+START_TEST(suspend_resume)
+{
+    launch();
+    uint64_t id = h_start(&h, "i=0; while [ $i -lt 300 ]; do echo $i; i=$((i+1)); sleep 0.01; done", 0, 0);
+    h_pump(&h, 200);
+    struct h_exec *x = h_exec(&h, id);
+    ck_assert_uint_gt(x->out_len, 0);
+    ck_assert_int_eq(ccsb_session_suspend(h.s), 0);
+    ck_assert_int_eq(ccsb_session_state(h.s), CCSB_STATE_SUSPENDED);
+    h_pump(&h, 100); /* what was already in flight */
+    size_t before = x->out_len;
+    h_pump(&h, 400);
+    ck_assert_msg(x->out_len == before, "output kept coming while suspended");
+    ck_assert(!x->exited);
+    ck_assert_int_eq(ccsb_session_resume(h.s), 0);
+    h_pump(&h, 200);
+    ck_assert_uint_gt(x->out_len, before);
+    ck_assert_int_eq(h_wait(&h, id, 20000), 0);
+    ck_assert_int_eq(x->code, 0);
+}
+END_TEST
+
+START_TEST(twenty_concurrent)
+{
+    launch();
+    uint64_t ids[20];
+    char cmd[64];
+    for (int i = 0; i < 20; i++) {
+        snprintf(cmd, sizeof cmd, "sleep 0.3; echo n%d", i);
+        ids[i] = h_start(&h, cmd, 0, 0);
+    }
+    for (int i = 0; i < 20; i++) {
+        ck_assert_int_eq(h_wait(&h, ids[i], 20000), 0);
+        struct h_exec *x = h_exec(&h, ids[i]);
+        snprintf(cmd, sizeof cmd, "n%d\n", i);
+        ck_assert_int_eq(x->code, 0);
+        ck_assert_str_eq(x->out, cmd);
+    }
+}
+END_TEST
+
+START_TEST(compiler_and_git)
+{
+    launch();
+    struct h_exec *x = h_run(&h, "printf 'int main(void){return 42;}\\n' > t.c && cc t.c -o t && ./t; "
+                                 "echo rc=$?");
+    ck_assert_msg(strstr(x->out, "rc=42") != NULL, "out: %s err: %s", x->out, x->err);
+
+    /* git init at the root of the bind is refused (.git is protected) ... */
+    x = h_run(&h, "git init -q . 2>&1; test -f .git/HEAD");
+    ck_assert_int_ne(x->code, 0);
+    /* ... in a subdirectory it works, and so do add and commit */
+    x = h_run(&h, "git init -q sub && cd sub && echo a > a && git add a && "
+                  "git -c user.name=t -c user.email=t@e commit -q -m one && git log --oneline | wc -l");
+    ck_assert_msg(x->code == 0, "git in a subdirectory: %s", x->err);
+    ck_assert_str_eq(x->out, "1\n");
+}
+END_TEST
+
+START_TEST(git_commit_in_existing_repo)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && git init -q . && git -c user.name=t -c user.email=t@e commit -q "
+             "--allow-empty -m init",
+             ws);
+    ck_assert_int_eq(system(cmd), 0);
+    launch();
+    struct h_exec *x = h_run(&h, "echo b > b && git add b && "
+                                 "git -c user.name=t -c user.email=t@e commit -q -m two && "
+                                 "git log --oneline | wc -l");
+    ck_assert_msg(x->code == 0, "git commit: %s", x->err);
+    ck_assert_str_eq(x->out, "2\n");
+    x = h_run(&h, "git config user.name evil");
+    ck_assert_int_ne(x->code, 0); /* .git/config is protected unless allowGitConfig */
+}
+END_TEST
+
+START_TEST(background_outlives_exec_until_stop)
+{
+    launch();
+    struct h_exec *x = h_run(&h, "sleep 1000.25 >/dev/null 2>&1 & echo started");
+    ck_assert_int_eq(x->code, 0);
+    ck_assert_int_eq(h_count_procs("sleep 1000.25"), 1);
+    x = h_run(&h, "pgrep -f 'sleep 1000.25' >/dev/null && echo alive");
+    ck_assert_str_eq(x->out, "alive\n");
+    ck_assert_int_eq(ccsb_session_stop(h.s), 0);
+    ck_assert_int_eq(ccsb_session_state(h.s), CCSB_STATE_DESTROYED);
+    ck_assert_int_eq(h_wait_no_procs("sleep 1000.25", 2000), 0);
+}
+END_TEST
+
+START_TEST(kill_and_timeout)
+{
+    launch();
+    uint64_t id = h_start(&h, "sleep 30", 0, 0);
+    h_pump(&h, 50);
+    ck_assert_int_eq(ccsb_exec_kill(h.s, id), 0);
+    ck_assert_int_eq(h_wait(&h, id, 5000), 0);
+    ck_assert_int_eq(h_exec(&h, id)->kill_reason, CCSB_KILL_MANUAL);
+    ck_assert_int_eq(h_exec(&h, id)->sig, SIGKILL);
+
+    ccsb_exec_req *req;
+    ccsb_exec_req_new(&req);
+    const char *argv[] = {"sleep", "30"};
+    ccsb_exec_req_set_argv(req, argv, 2);
+    ccsb_exec_req_set_timeout_ms(req, 200);
+    double t0 = h_now();
+    id = h_start_req(&h, req);
+    ccsb_exec_req_free(req);
+    ck_assert_int_eq(h_wait(&h, id, 5000), 0);
+    ck_assert_int_eq(h_exec(&h, id)->kill_reason, CCSB_KILL_TIMEOUT);
+    ck_assert(h_now() - t0 < 3.0);
+}
+END_TEST
+
+START_TEST(environment)
+{
+    setenv("LD_PRELOAD", "/nonexistent/evil.so", 1);
+    launch();
+    unsetenv("LD_PRELOAD");
+    struct h_exec *x = h_run(&h, "echo \"$TMPDIR|$CCSB_SANDBOX|$HOME|${LD_PRELOAD-unset}\"; pwd");
+    char want[4200];
+    snprintf(want, sizeof want, "/tmp|bubblewrap|/tmp|unset\n%s\n", ws);
+    ck_assert_str_eq(x->out, want);
+}
+END_TEST
+
+START_TEST(home_not_visible_unless_bound)
+{
+    char *home = h_tmpdir("home");
+    char *secret = path_in(home, "notes.txt");
+    h_write(secret, "private\n");
+    setenv("HOME", home, 1);
+    launch();
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "cat %s; ls %s", secret, home);
+    struct h_exec *x = h_run(&h, cmd);
+    ck_assert_int_ne(x->code, 0);
+    ck_assert_ptr_null(strstr(x->out, "private"));
+    h_rmtree(home);
+    free(home);
+    free(secret);
+}
+END_TEST
+
+START_TEST(only_sandbox_processes)
+{
+    launch();
+    struct h_exec *x = h_run(&h, "cat /proc/1/cmdline | tr '\\0' ' '; echo; "
+                                 "ls /proc | grep -c '^[0-9]'");
+    ck_assert_msg(strncmp(x->out, "/run/ccsb/ccsb-init init", 24) == 0, "%s", x->out);
+    int n = atoi(strchr(x->out, '\n') + 1);
+    ck_assert_msg(n <= 6, "%d processes visible", n);
+}
+END_TEST
+
+START_TEST(pids_limit)
+{
+    ccsb_spec_set_pids_max(spec, 16);
+    launch();
+    struct h_exec *x = h_run(&h, "n=0; for i in $(seq 40); do sleep 2 & done 2>/dev/null; "
+                                 "jobs -p | wc -l");
+    int started = atoi(x->out);
+    ck_assert_msg(started < 40, "all 40 started despite a limit of 16 (%s)", x->out);
+    char *d = NULL;
+    ck_assert_int_eq(ccsb_session_details_json(h.s, &d), 0);
+    ck_assert_ptr_nonnull(strstr(d, "\"pids\""));
+    ccsb_free(d);
+}
+END_TEST
+
+START_TEST(memory_limit)
+{
+    ccsb_spec_set_memory_max(spec, 64u << 20);
+    launch();
+    struct h_exec *x = h_run(&h, "python3 -c 'b = bytearray(512 << 20); b[-1] = 1; print(\"allocated\")'");
+    ck_assert_ptr_null(strstr(x->out, "allocated"));
+    ck_assert_int_ne(x->code, 0);
+    if (x->sig == SIGKILL)
+        ck_assert_int_eq(x->kill_reason, CCSB_KILL_OOM);
+}
+END_TEST
+
+START_TEST(details_and_launch_failure_is_clean)
+{
+    launch();
+    char *d = NULL;
+    ck_assert_int_eq(ccsb_session_details_json(h.s, &d), 0);
+    ck_assert_ptr_nonnull(strstr(d, "bubblewrap"));
+    ck_assert_ptr_nonnull(strstr(d, "limitsApplied"));
+    ccsb_free(d);
+    ccsb_session_destroy(h.s);
+    h.s = NULL;
+
+    /* a launch that cannot be enforced fails, leaving nothing behind */
+    char *before = h_snapshot(ws);
+    ccsb_spec *bad;
+    ccsb_spec_new(&bad);
+    ccsb_spec_set_backend(bad, CCSB_BACKEND_NATIVE);
+    ccsb_spec_add_bind_mount(bad, ws, "/run/ccsb", 0);
+    ck_assert_int_ne(h_launch(&h, bad), 0);
+    ck_assert_ptr_null(h.s);
+    ck_assert_ptr_nonnull(strstr(h_errmsg(&h), "/run/ccsb"));
+    ccsb_spec_free(bad);
+    char *after = h_snapshot(ws);
+    ck_assert_str_eq(before, after);
+    free(before);
+    free(after);
+}
+END_TEST
+
+START_TEST(placeholders_removed_at_stop)
+{
+    char *before = h_snapshot(ws);
+    launch();
+    char *rc = path_in(ws, ".bashrc");
+    ck_assert_int_eq(h_exists(rc), 1); /* the read-only mount point, during the run */
+    struct h_exec *x = h_run(&h, "echo evil > .bashrc");
+    ck_assert_int_ne(x->code, 0);
+    ccsb_session_destroy(h.s);
+    h.s = NULL;
+    char *after = h_snapshot(ws);
+    ck_assert_str_eq(before, after);
+    free(before);
+    free(after);
+    free(rc);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("bwrap_session");
+    TCase *tc = tcase_create("session");
+    tcase_set_timeout(tc, 60);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, write_in_bound_dir);
+    tcase_add_test(tc, etc_is_read_only);
+    tcase_add_test(tc, review_mode_is_read_only);
+    tcase_add_test(tc, pty_answers_tty);
+    tcase_add_test(tc, stdin_pipe);
+    tcase_add_test(tc, suspend_resume);
+    tcase_add_test(tc, twenty_concurrent);
+    tcase_add_test(tc, compiler_and_git);
+    tcase_add_test(tc, git_commit_in_existing_repo);
+    tcase_add_test(tc, background_outlives_exec_until_stop);
+    tcase_add_test(tc, kill_and_timeout);
+    tcase_add_test(tc, environment);
+    tcase_add_test(tc, home_not_visible_unless_bound);
+    tcase_add_test(tc, only_sandbox_processes);
+    tcase_add_test(tc, pids_limit);
+    tcase_add_test(tc, memory_limit);
+    tcase_add_test(tc, details_and_launch_failure_is_clean);
+    tcase_add_test(tc, placeholders_removed_at_stop);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

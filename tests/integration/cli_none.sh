@@ -1,0 +1,83 @@
+#!/bin/sh
+# The `ccsb` command line on the none backend: the contract users rely on.
+# usage: cli_none.sh PATH/TO/ccsb
+set -u
+CCSB=$1
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "not ok - $1"; }
+work=$(mktemp -d /tmp/ccsb-cli-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+# Injection variables never reach the command.
+out=$(LD_PRELOAD=/x NODE_OPTIONS=--x BASH_ENV=/y "$CCSB" run --backend none -- \
+      sh -c 'echo "[$LD_PRELOAD$NODE_OPTIONS$BASH_ENV]"' 2>/dev/null)
+[ "$out" = "[]" ] && ok "env sanitised" || bad "env sanitised (got '$out')"
+
+# Exit status passes through; stderr stays stderr.
+"$CCSB" run --backend none -- sh -c 'echo E >&2; exit 7' 2>err.txt >out.txt
+rc=$?
+[ $rc -eq 7 ] && [ "$(cat err.txt)" = "E" ] && [ ! -s out.txt ] \
+  && ok "exit status and stderr" || bad "exit status and stderr (rc=$rc)"
+
+# Killed by a signal: 128+N.
+"$CCSB" run --backend none -- sh -c 'kill -TERM $$'
+rc=$?
+[ $rc -eq 143 ] && ok "signal exit 128+N" || bad "signal exit (rc=$rc)"
+
+# Timeout: 124 within 3 s, nothing left behind.
+marker="30.$$1"  # a sleep duration no other process uses
+start=$(date +%s)
+"$CCSB" run --backend none --timeout 1 -- sh -c "sleep $marker & sleep $marker"
+rc=$?
+end=$(date +%s)
+sleep 0.2
+left=$(pgrep -f "sleep $marker" | wc -l)
+[ $rc -eq 124 ] && [ $((end - start)) -le 3 ] && [ "$left" -eq 0 ] \
+  && ok "timeout 124, no leftovers" || bad "timeout (rc=$rc, $((end - start)) s, $left left)"
+"$CCSB" run --backend none --timeout 1 -- sh -c 'sleep 30 & sleep 30'
+rc=$?
+[ $rc -eq 124 ] && ok "timeout with forked children" || bad "timeout with children (rc=$rc)"
+
+# Invalid spec: 125 naming the field; nothing runs.
+printf '{"backend":"none","bindMounts":[{"hostPath":"relative"}]}' > bad.json
+msg=$("$CCSB" run --spec bad.json -- touch ran 2>&1)
+rc=$?
+[ $rc -eq 125 ] && echo "$msg" | grep -q 'bindMounts\[0\].hostPath' && [ ! -e ran ] \
+  && ok "invalid spec 125 names the field" || bad "invalid spec (rc=$rc: $msg)"
+
+# microvm is never a silent fallback.
+msg=$("$CCSB" run --backend microvm -- touch ran 2>&1)
+rc=$?
+[ $rc -eq 125 ] && [ -n "$msg" ] && [ ! -e ran ] \
+  && ok "microvm 125" || bad "microvm (rc=$rc: $msg)"
+
+# No spec: the current directory is bound and is the working directory.
+out=$("$CCSB" run --backend none -- sh -c 'pwd; echo hi > f; cat f')
+[ "$out" = "$(printf '%s\nhi' "$work")" ] && ok "cwd is the workdir" || bad "cwd (got '$out')"
+
+# --events writes JSON lines including exit.
+"$CCSB" run --backend none --events ev.jsonl -- echo hello >/dev/null
+grep -q '"type":"exit"' ev.jsonl && grep -q '"type":"ready"' ev.jsonl \
+  && grep -q '"data":"hello\\n"' ev.jsonl && ok "--events" || bad "--events"
+
+# stdin passes through.
+out=$(echo piped | "$CCSB" run --backend none -- cat)
+[ "$out" = "piped" ] && ok "stdin" || bad "stdin (got '$out')"
+
+# --env reaches the command.
+out=$("$CCSB" run --backend none --env FOO=bar -- sh -c 'echo $FOO')
+[ "$out" = "bar" ] && ok "--env" || bad "--env (got '$out')"
+
+# spec default round-trips through spec validate.
+"$CCSB" spec default > default.json && "$CCSB" spec validate default.json >/dev/null \
+  && ok "spec default validates" || bad "spec default validates"
+
+# Unknown options fail cleanly.
+"$CCSB" run --frobnicate -- true 2>/dev/null
+[ $? -eq 125 ] && ok "unknown option 125" || bad "unknown option"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

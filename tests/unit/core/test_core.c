@@ -1,0 +1,258 @@
+/* Unit tests: event queue, doorbell, callbacks, event JSON, env sanitising. */
+#include <check.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "backend/backend.h"
+#include "ccsandbox/ccsandbox-libevent.h"
+#include "ccsandbox/ccsandbox.h"
+#include "core/ctx.h"
+#include "core/event.h"
+#include "core/exec_req.h"
+#include "core/session.h"
+#include "spec/spec.h"
+#include "util/strv.h"
+
+static int fd_readable(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    return poll(&p, 1, 0) == 1;
+}
+
+static struct ccsb_event *mk(int type, uint64_t exec)
+{
+    struct ccsb_event *ev = evt_new(type, "s1", exec);
+    ck_assert_ptr_nonnull(ev);
+    return ev;
+}
+
+START_TEST(queue_order_and_fd)
+{
+    struct event_base *base = event_base_new();
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new_with_event_base(&ctx, base, NULL, 0), 0);
+    int fd = ccsb_ctx_get_fd(ctx);
+    ck_assert_int_ge(fd, 0);
+    ck_assert(!fd_readable(fd));
+    ccsb_event *ev = NULL;
+    ck_assert_int_eq(ccsb_ctx_next_event(ctx, &ev), CCSB_E_AGAIN);
+    for (int i = 1; i <= 5; i++)
+        ctx_emit(ctx, mk(CCSB_EVENT_STDOUT, (uint64_t)i));
+    ck_assert(fd_readable(fd));
+    for (int i = 1; i <= 5; i++) {
+        ck_assert_int_eq(ccsb_ctx_next_event(ctx, &ev), 0);
+        ck_assert_uint_eq(ccsb_event_exec_id(ev), (uint64_t)i);
+        ck_assert_str_eq(ccsb_event_session_id(ev), "s1");
+        ccsb_event_free(ev);
+    }
+    ck_assert(!fd_readable(fd));
+    ck_assert_int_eq(ccsb_ctx_next_event(ctx, &ev), CCSB_E_AGAIN);
+    ccsb_ctx_free(ctx);
+    event_base_free(base);
+}
+END_TEST
+
+static int rings;
+static void ring(void *ud)
+{
+    (*(int *)ud)++;
+}
+static int destroyed;
+static void on_destroy(void *ud)
+{
+    destroyed++;
+}
+
+START_TEST(doorbell_rings_on_empty_to_nonempty)
+{
+    struct event_base *base = event_base_new();
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new_with_event_base(&ctx, base, NULL, 0), 0);
+    rings = 0;
+    destroyed = 0;
+    ck_assert_int_eq(ccsb_ctx_set_wakeup(ctx, ring, &rings, on_destroy), 0);
+    ctx_emit(ctx, mk(CCSB_EVENT_READY, 0));
+    ctx_emit(ctx, mk(CCSB_EVENT_READY, 0));
+    ck_assert_int_eq(rings, 1);
+    ccsb_event *ev;
+    while (ccsb_ctx_next_event(ctx, &ev) == 0)
+        ccsb_event_free(ev);
+    ctx_emit(ctx, mk(CCSB_EVENT_READY, 0));
+    ck_assert_int_eq(rings, 2);
+    /* Replacing the doorbell destroys the old userdata. */
+    ck_assert_int_eq(ccsb_ctx_set_wakeup(ctx, NULL, NULL, NULL), 0);
+    ck_assert_int_eq(destroyed, 1);
+    ccsb_ctx_free(ctx); /* frees the queued event */
+    event_base_free(base);
+}
+END_TEST
+
+static int seen_types[16];
+static int n_seen;
+static void collect(const ccsb_event *ev, void *ud)
+{
+    if (n_seen < 16)
+        seen_types[n_seen++] = ccsb_event_type(ev);
+}
+
+START_TEST(callback_bypasses_queue)
+{
+    struct event_base *base = event_base_new();
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new_with_event_base(&ctx, base, NULL, 0), 0);
+    n_seen = 0;
+    destroyed = 0;
+    ck_assert_int_eq(ccsb_ctx_set_event_callback(ctx, NULL, &n_seen, NULL), CCSB_E_INVAL);
+    ck_assert_int_eq(ccsb_ctx_set_event_callback(ctx, collect, NULL, on_destroy), 0);
+    ctx_emit(ctx, mk(CCSB_EVENT_EXIT, 1));
+    ctx_emit(ctx, mk(CCSB_EVENT_KILLED, 1));
+    ck_assert_int_eq(n_seen, 2);
+    ck_assert_int_eq(seen_types[0], CCSB_EVENT_EXIT);
+    ccsb_event *ev;
+    ck_assert_int_eq(ccsb_ctx_next_event(ctx, &ev), CCSB_E_AGAIN);
+    ccsb_ctx_free(ctx);
+    ck_assert_int_eq(destroyed, 1);
+    event_base_free(base);
+}
+END_TEST
+
+START_TEST(internal_thread_context)
+{
+    ccsb_ctx *ctx = NULL;
+    char err[128];
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, err, sizeof err), 0);
+    ccsb_event *ev = NULL;
+    ck_assert_int_eq(ccsb_ctx_wait_event(ctx, 50, &ev), CCSB_E_TIMEDOUT);
+    ck_assert_ptr_null(ev);
+    ck_assert_str_eq(ccsb_ctx_errmsg(ctx), "");
+    ccsb_ctx_free(ctx);
+    ccsb_ctx_free(NULL);
+}
+END_TEST
+
+START_TEST(event_json_forms)
+{
+    struct ccsb_event *ev = mk(CCSB_EVENT_STDOUT, 7);
+    ev->data = malloc(3);
+    memcpy(ev->data, "hi\n", 3);
+    ev->len = 3;
+    char *js = NULL;
+    ck_assert_int_eq(ccsb_event_to_json(ev, &js), 0);
+    ck_assert_ptr_nonnull(strstr(js, "\"type\":\"stdout\""));
+    ck_assert_ptr_nonnull(strstr(js, "\"data\":\"hi\\n\""));
+    ck_assert_ptr_nonnull(strstr(js, "\"exec\":7"));
+    ccsb_free(js);
+    /* Bytes that are not UTF-8 travel as base64. */
+    memcpy(ev->data, "\xff\xfe\x00", 3);
+    ck_assert_int_eq(ccsb_event_to_json(ev, &js), 0);
+    ck_assert_ptr_nonnull(strstr(js, "\"data_b64\":\"//4A\""));
+    ccsb_free(js);
+    ccsb_event_free(ev);
+
+    ev = mk(CCSB_EVENT_VIOLATION, 0);
+    ev->action = strdup("file-write");
+    ev->target = strdup("/etc/x");
+    ev->raw = strdup("sh: /etc/x: Read-only file system");
+    ck_assert_int_eq(ccsb_event_to_json(ev, &js), 0);
+    ck_assert_ptr_nonnull(strstr(js, "\"action\":\"file-write\""));
+    ck_assert_ptr_nonnull(strstr(js, "\"target\":\"/etc/x\""));
+    ck_assert_ptr_null(strstr(js, "\"exec\""));
+    ccsb_free(js);
+    ck_assert_str_eq(ccsb_event_violation_action(ev), "file-write");
+    ck_assert_int_eq(ccsb_event_state(ev), -1);
+    ccsb_event_free(ev);
+}
+END_TEST
+
+START_TEST(strerror_is_closed_set)
+{
+    for (int c = 0; c >= -14; c--)
+        ck_assert_str_ne(ccsb_strerror(c), "unknown error");
+    ck_assert_str_eq(ccsb_strerror(-15), "unknown error");
+    ck_assert_str_eq(ccsb_strerror(1), "unknown error");
+    ck_assert_int_eq(CCSB_E_SPEC, -3); /* values are ABI: never renumbered */
+    ck_assert_int_eq(CCSB_E_TIMEDOUT, -14);
+}
+END_TEST
+
+static int env_has(const struct strv *env, const char *entry)
+{
+    return strv_contains(env, entry);
+}
+
+static int env_has_name(const struct strv *env, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i < env->n; i++)
+        if (strncmp(env->v[i], name, n) == 0 && env->v[i][n] == '=')
+            return 1;
+    return 0;
+}
+
+START_TEST(env_is_sanitised)
+{
+    ccsb_spec *spec = NULL;
+    ck_assert_int_eq(ccsb_spec_new(&spec), 0);
+    ck_assert_int_eq(ccsb_spec_set_env(spec, "FROM_SPEC", "1"), 0);
+    ck_assert_int_eq(ccsb_spec_set_env(spec, "HOME", "/spec-home"), 0);
+    struct ccsb_session s = {.spec = spec};
+    struct ccsb_exec_req req = {0};
+    strv_push(&req.env_names, "FROM_EXEC");
+    strv_push(&req.env_values, "2");
+    strv_push(&req.env_names, "FROM_SPEC");
+    strv_push(&req.env_values, "exec-wins");
+    char *inherited[] = {"PATH=/usr/bin", "LD_PRELOAD=/x", "LD_AUDIT=/y", "NODE_OPTIONS=--x",
+                         "BASH_ENV=/z", "DYLD_INSERT_LIBRARIES=/q", "PYTHONSTARTUP=/p",
+                         "PERL5OPT=-d", "RUBYOPT=-r", "JAVA_TOOL_OPTIONS=-x",
+                         "GIT_SSH_COMMAND=evil", "BASH_FUNC_x%%=() { :; }", "ENV=/e",
+                         "HOME=/host-home", "TMPDIR=/host-tmp", "=bad", "noequals", NULL};
+    const char *forced[] = {"TMPDIR=/sess-tmp", NULL};
+    struct strv env = STRV_INIT;
+    ck_assert_int_eq(backend_build_env(&s, &req, inherited, forced, &env), 0);
+    ck_assert(env_has(&env, "PATH=/usr/bin"));
+    const char *gone[] = {"LD_PRELOAD", "LD_AUDIT", "NODE_OPTIONS", "BASH_ENV",
+                          "DYLD_INSERT_LIBRARIES", "PYTHONSTARTUP", "PERL5OPT", "RUBYOPT",
+                          "JAVA_TOOL_OPTIONS", "GIT_SSH_COMMAND", "BASH_FUNC_x%%", "ENV"};
+    for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++)
+        ck_assert_msg(!env_has_name(&env, gone[i]), "%s survived", gone[i]);
+    ck_assert(env_has(&env, "HOME=/spec-home"));
+    ck_assert(!env_has(&env, "HOME=/host-home"));
+    ck_assert(env_has(&env, "FROM_SPEC=exec-wins"));
+    ck_assert(env_has(&env, "FROM_EXEC=2"));
+    ck_assert(env_has(&env, "TMPDIR=/sess-tmp"));
+    ck_assert(!env_has(&env, "TMPDIR=/host-tmp"));
+    ck_assert(!env_has(&env, "noequals"));
+    ck_assert_ptr_null(env.v[env.n]);
+    strv_clear(&env);
+    strv_clear(&req.env_names);
+    strv_clear(&req.env_values);
+    ccsb_spec_free(spec);
+}
+END_TEST
+
+static Suite *core_suite(void)
+{
+    Suite *s = suite_create("core");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, queue_order_and_fd);
+    tcase_add_test(tc, doorbell_rings_on_empty_to_nonempty);
+    tcase_add_test(tc, callback_bypasses_queue);
+    tcase_add_test(tc, internal_thread_context);
+    tcase_add_test(tc, event_json_forms);
+    tcase_add_test(tc, strerror_is_closed_set);
+    tcase_add_test(tc, env_is_sanitised);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(core_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,279 @@
+/*
+ * `ccsb run` and `ccsb shell`: launch a session, run one command, pass its
+ * stdio through unchanged, exit with its status (128+N for signal N, 124 on
+ * timeout, 125 when the sandbox cannot start).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static volatile sig_atomic_t got_signal;
+static volatile sig_atomic_t got_winch;
+
+static void on_signal(int sig)
+{
+    got_signal = sig;
+}
+
+static void on_winch(int sig)
+{
+    got_winch = 1;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+struct driver {
+    ccsb_ctx *ctx;
+    ccsb_session *s;
+    uint64_t exec_id;
+    FILE *events;
+    int done;
+    int exit_status;
+    int timed_out;
+    /* stdin forwarding */
+    int in_open;
+    char pending[65536];
+    size_t pending_len;
+};
+
+static void handle_event(struct driver *d, ccsb_event *ev)
+{
+    if (d->events) {
+        char *js = NULL;
+        if (ccsb_event_to_json(ev, &js) == 0) {
+            fprintf(d->events, "%s\n", js);
+            fflush(d->events);
+            ccsb_free(js);
+        }
+    }
+    if (ccsb_event_exec_id(ev) != d->exec_id || d->exec_id == 0)
+        return;
+    size_t len;
+    const uint8_t *data;
+    switch (ccsb_event_type(ev)) {
+    case CCSB_EVENT_STDOUT:
+        data = ccsb_event_data(ev, &len);
+        write_all(1, data, len);
+        break;
+    case CCSB_EVENT_STDERR:
+        data = ccsb_event_data(ev, &len);
+        write_all(2, data, len);
+        break;
+    case CCSB_EVENT_KILLED:
+        if (ccsb_event_kill_reason(ev) == CCSB_KILL_TIMEOUT)
+            d->timed_out = 1;
+        break;
+    case CCSB_EVENT_EXIT:
+        if (ccsb_event_signal(ev))
+            d->exit_status = 128 + ccsb_event_signal(ev);
+        else
+            d->exit_status = ccsb_event_exit_code(ev);
+        if (d->timed_out)
+            d->exit_status = CLI_EXIT_TIMEOUT;
+        d->done = 1;
+        break;
+    default:
+        break;
+    }
+}
+
+static void drain(struct driver *d)
+{
+    ccsb_event *ev;
+    while (ccsb_ctx_next_event(d->ctx, &ev) == 0) {
+        handle_event(d, ev);
+        ccsb_event_free(ev);
+    }
+}
+
+static void flush_stdin(struct driver *d)
+{
+    while (d->pending_len) {
+        int n = ccsb_exec_write_stdin(d->s, d->exec_id, d->pending, d->pending_len);
+        if (n == CCSB_E_AGAIN)
+            return;
+        if (n < 0) { /* the command closed its stdin: drop the rest */
+            d->pending_len = 0;
+            d->in_open = 0;
+            return;
+        }
+        memmove(d->pending, d->pending + n, d->pending_len - (size_t)n);
+        d->pending_len -= (size_t)n;
+    }
+}
+
+static void pump_loop(struct driver *d, int pty)
+{
+    while (!d->done) {
+        if (got_signal) {
+            ccsb_exec_kill(d->s, d->exec_id);
+            got_signal = 0;
+        }
+        if (got_winch && pty) {
+            struct winsize ws;
+            if (ioctl(0, TIOCGWINSZ, &ws) == 0)
+                ccsb_exec_resize_pty(d->s, d->exec_id, ws.ws_row, ws.ws_col);
+            got_winch = 0;
+        }
+        struct pollfd p[2] = {{.fd = ccsb_ctx_get_fd(d->ctx), .events = POLLIN},
+                              {.fd = d->in_open && !d->pending_len ? 0 : -1, .events = POLLIN}};
+        int r = poll(p, 2, d->pending_len ? 10 : 1000);
+        if (r < 0 && errno != EINTR)
+            break;
+        drain(d);
+        if (r > 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL))) {
+            ssize_t n = read(0, d->pending, sizeof d->pending);
+            if (n > 0) {
+                d->pending_len = (size_t)n;
+            } else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+                d->in_open = 0;
+                if (!pty)
+                    ccsb_exec_close_stdin(d->s, d->exec_id);
+            }
+        }
+        flush_stdin(d);
+    }
+}
+
+static int run_common(int argc, char **argv, int shell)
+{
+    struct run_opts o;
+    int rc = run_opts_parse(argc, argv, &o);
+    if (rc != 0) {
+        run_opts_free(&o);
+        return rc;
+    }
+    if (!shell && o.n_cmd == 0) {
+        fprintf(stderr, "ccsb run: no command given (ccsb run [options] -- CMD [ARG...])\n");
+        run_opts_free(&o);
+        return CLI_EXIT_CANNOT_START;
+    }
+    struct driver d = {.exit_status = CLI_EXIT_CANNOT_START};
+    char err[512] = "";
+    ccsb_exec_req *req = NULL;
+    struct termios saved;
+    int raw = 0;
+
+    if (o.events_path) {
+        d.events = strcmp(o.events_path, "-") == 0 ? stdout : fopen(o.events_path, "we");
+        if (!d.events) {
+            fprintf(stderr, "ccsb: --events %s: %s\n", o.events_path, strerror(errno));
+            goto out;
+        }
+    }
+    if (ccsb_ctx_new(&d.ctx, err, sizeof err) < 0) {
+        fprintf(stderr, "ccsb: %s\n", err);
+        goto out;
+    }
+    int r = ccsb_launch(d.ctx, o.spec, &d.s);
+    if (r < 0) {
+        fprintf(stderr, "ccsb: cannot start the sandbox: %s\n", ccsb_ctx_errmsg(d.ctx));
+        drain(&d);
+        goto out;
+    }
+    if (ccsb_exec_req_new(&req) < 0)
+        goto out;
+    if (shell) {
+        const char *sh_argv[] = {"/bin/sh", "-i"};
+        if (access("/bin/bash", X_OK) == 0)
+            sh_argv[0] = "/bin/bash";
+        r = o.n_cmd ? ccsb_exec_req_set_argv(req, (const char *const *)o.cmd, o.n_cmd)
+                    : ccsb_exec_req_set_argv(req, sh_argv, 2);
+        struct winsize ws = {.ws_row = 24, .ws_col = 80};
+        if (isatty(0))
+            ioctl(0, TIOCGWINSZ, &ws);
+        if (r == 0)
+            r = ccsb_exec_req_set_pty(req, ws.ws_row ? ws.ws_row : 24, ws.ws_col ? ws.ws_col : 80);
+    } else {
+        r = ccsb_exec_req_set_argv(req, (const char *const *)o.cmd, o.n_cmd);
+        int stdin_open = fcntl(0, F_GETFD) >= 0;
+        if (r == 0 && stdin_open)
+            r = ccsb_exec_req_set_stdin(req, CCSB_STDIN_PIPE);
+        d.in_open = stdin_open;
+    }
+    for (size_t i = 0; r == 0 && i < o.n_env; i++) {
+        char *eq = strchr(o.env[i], '=');
+        *eq = 0;
+        r = ccsb_exec_req_set_env(req, o.env[i], eq + 1);
+        *eq = '=';
+        if (r < 0)
+            fprintf(stderr, "ccsb: --env %s: invalid variable name\n", o.env[i]);
+    }
+    if (r == 0 && o.timeout_ms)
+        r = ccsb_exec_req_set_timeout_ms(req, o.timeout_ms);
+    if (r < 0)
+        goto out;
+
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (shell) {
+        struct sigaction sw = {.sa_handler = on_winch};
+        sigemptyset(&sw.sa_mask);
+        sigaction(SIGWINCH, &sw, NULL);
+        if (isatty(0) && tcgetattr(0, &saved) == 0) {
+            struct termios t = saved;
+            cfmakeraw(&t);
+            if (tcsetattr(0, TCSANOW, &t) == 0)
+                raw = 1;
+        }
+        d.in_open = 1;
+    }
+
+    r = ccsb_exec(d.s, req, &d.exec_id);
+    if (r < 0) {
+        fprintf(stderr, "ccsb: cannot start the command: %s\n", ccsb_ctx_errmsg(d.ctx));
+        d.exit_status = CLI_EXIT_CANNOT_START;
+        goto out;
+    }
+    pump_loop(&d, shell);
+out:
+    if (raw)
+        tcsetattr(0, TCSANOW, &saved);
+    ccsb_exec_req_free(req);
+    if (d.s) {
+        ccsb_session_stop(d.s);
+        drain(&d);
+        ccsb_session_destroy(d.s);
+    }
+    ccsb_ctx_free(d.ctx);
+    if (d.events && d.events != stdout)
+        fclose(d.events);
+    run_opts_free(&o);
+    return d.exit_status;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    return run_common(argc, argv, 0);
+}
+
+int cmd_shell(int argc, char **argv)
+{
+    return run_common(argc, argv, 1);
+}
