@@ -286,6 +286,32 @@ int guard_program_load(const struct guard_program *p, int *listener_fd)
     return 0;
 }
 
+int guard_program_memfd(const struct guard_program *p, unsigned long *flags)
+{
+    int fd = memfd_create("ccsb-guard-program", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return -errno;
+    size_t bytes = (size_t)p->len * sizeof(struct sock_filter), done = 0;
+    while (done < bytes) {
+        ssize_t k = write(fd, (const char *)p->insns + done, bytes - done);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            int e = k < 0 ? errno : EIO;
+            close(fd);
+            return -e;
+        }
+        done += (size_t)k;
+    }
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    *flags = p->flags;
+    return fd;
+}
+
 int guard_program_build_probe(struct guard_program **out, char *err, size_t errlen)
 {
     *out = NULL;

@@ -46,6 +46,12 @@ int guard_program_build(const struct guard_filter_cfg *cfg, struct guard_program
  */
 int guard_program_load(const struct guard_program *p, int *listener_fd);
 void guard_program_free(struct guard_program *p);
+/*
+ * The program as a sealed memfd of struct sock_filter[] (close-on-exec), for
+ * a loader in another process (ccsb-init); *flags gets the seccomp(2) flags
+ * to load it with. Returns the fd or -errno.
+ */
+int guard_program_memfd(const struct guard_program *p, unsigned long *flags);
 
 /* Build + load in one call, for callers that may allocate. */
 int guard_filter_install(const struct guard_filter_cfg *cfg, int *listener_fd,
