@@ -708,6 +708,24 @@ static void do_link(struct op *o, int olddfd, int oldi, int newdfd, int newi, in
     finish(o, rc);
 }
 
+/*
+ * 1 when the object is the root of a mount stacked on that name *in the
+ * sandbox's* mount tree. The kernel refuses to rename such a name (EBUSY),
+ * but it decides that from the caller's mount namespace, and ours does not
+ * have the sandbox's bind mounts: without this check a rename done for the
+ * target would replace the file under a read-only bind (.git/config).
+ */
+static int is_mount_root(int parentfd, int objfd)
+{
+    struct statx a, b;
+    if (statx(parentfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &a) < 0 ||
+        statx(objfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &b) < 0)
+        return -errno;
+    if (!(a.stx_mask & STATX_MNT_ID) || !(b.stx_mask & STATX_MNT_ID))
+        return -ENOSYS;
+    return a.stx_mnt_id != b.stx_mnt_id || (b.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
 static void do_rename(struct op *o, int olddfd, int oldi, int newdfd, int newi, unsigned flags)
 {
     const char *act = "file-rename";
@@ -752,7 +770,14 @@ static void do_rename(struct op *o, int olddfd, int oldi, int newdfd, int newi, 
         return answer(o, 0, -e);
     }
     int err = 0;
-    if (b.dot || b.magic)
+    int ma = is_mount_root(a.parentfd, a.objfd);
+    int mb = b.exists && !b.dot && !b.magic ? is_mount_root(b.parentfd, b.objfd) : 0;
+    if (ma < 0 || mb < 0) {
+        res_out_close(&a);
+        res_out_close(&b);
+        return fail(o, act, newp, "checking for mount points", ma < 0 ? ma : mb);
+    }
+    if (b.dot || b.magic || ma || mb)
         err = EBUSY;
     else if ((a.trailing_slash || b.trailing_slash) && !S_ISDIR(a.st.st_mode))
         err = ENOTDIR;

@@ -211,6 +211,8 @@ static int naive_mode;
 static void exec_child(const char *self, const char *name, const char *work, int bwrap)
 {
     const char *mode = naive_mode ? "naive" : NULL;
+    char prot[4200];
+    snprintf(prot, sizeof prot, "%s/prot.txt", work);
     if (chdir(work) < 0)
         _exit(2);
     if (!bwrap)
@@ -218,7 +220,8 @@ static void exec_child(const char *self, const char *name, const char *work, int
     else
         execlp("bwrap", "bwrap", "--unshare-all", "--die-with-parent", "--new-session",
                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", work, work,
-               "--chdir", work, "--", self, "child", name, "3", mode, (char *)NULL);
+               "--ro-bind", prot, prot, "--chdir", work, "--", self, "child", name, "3", mode,
+               (char *)NULL);
     _exit(2);
 }
 
@@ -276,16 +279,23 @@ static int run_one(const char *self, const struct scenario *sc, int bwrap)
 {
     if (((sc->needs & NEEDS_PYTHON) && !have("/usr/bin/python3")) ||
         ((sc->needs & NEEDS_GIT) && !have("/usr/bin/git")) ||
-        ((sc->needs & NEEDS_CC) && !have("/usr/bin/cc"))) {
+        ((sc->needs & NEEDS_CC) && !have("/usr/bin/cc")) || ((sc->needs & NEEDS_BWRAP) && !bwrap)) {
         printf("SKIP %s (tool missing)\n", sc->name);
         return 0;
     }
     char work[] = "/tmp/ccsb-guard-w-XXXXXX";
     if (!mkdtemp(work) || chmod(work, 0755) < 0)
         return 1;
+    /* A directory outside the workdir that attacks aim at; scanned too. */
+    char outside[64];
+    snprintf(outside, sizeof outside, "%s.out", work);
+    if (mkdir(outside, 0777) < 0 || chmod(outside, 0777) < 0)
+        return 1;
+    setenv("CCSB_GUARD_OUTSIDE", outside, 1);
     char sub[4200];
     snprintf(sub, sizeof sub, "%s/sub", work);
     if (write_file(work, "ok.txt", "ok\n") < 0 || write_file(work, "old.pem", "old\n") < 0 ||
+        write_file(work, "prot.txt", "orig\n") < 0 ||
         mkdir(sub, 0755) < 0)
         return 1;
     int fail = 0;
@@ -413,14 +423,16 @@ static int run_one(const char *self, const struct scenario *sc, int bwrap)
     scan_root = work;
     scan_bad = 0;
     nftw(work, scan_entry, 32, FTW_PHYS);
-    if (scan_bad || access("/w.pem", F_OK) == 0)
+    scan_root = outside;
+    nftw(outside, scan_entry, 32, FTW_PHYS);
+    if (scan_bad)
         fail = 1;
     if (st.errors) {
         fprintf(stderr, "  supervisor reported %llu internal errors\n",
                 (unsigned long long)st.errors);
         fail = 1;
     }
-    if (rm_rf(work) < 0) {
+    if (rm_rf(work) < 0 || rm_rf(outside) < 0) {
         fprintf(stderr, "  could not remove %s: %s\n", work, strerror(errno));
         fail = 1;
     }

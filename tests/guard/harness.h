@@ -11,6 +11,7 @@
 #define NEEDS_PYTHON 1
 #define NEEDS_GIT 2
 #define NEEDS_CC 4
+#define NEEDS_BWRAP 8 /* only meaningful inside the sandbox */
 
 struct scenario {
     const char *name;

@@ -422,13 +422,14 @@ static int toctou_buffer(void)
 
 static void *swapper(void *arg)
 {
-    /* Turns "p" into a directory and a symlink to "/" in turn, and "q"
+    /* Turns "p" into a directory and a symlink to a directory outside the
+     * workdir (CCSB_GUARD_OUTSIDE, read-only inside bwrap) in turn, and "q"
      * into a file and a dangling link to q.pem. */
-    (void)arg;
+    const char *outside = arg;
     for (int i = 0; i < 3000 && !atomic_load(&flip_stop); i++) {
         if (i & 1) {
             rename("p", "p.dir");
-            if (symlink("/", "p.tmp") == 0)
+            if (symlink(outside, "p.tmp") == 0)
                 rename("p.tmp", "p");
             if (symlink("q.pem", "q.tmp") == 0)
                 rename("q.tmp", "q");
@@ -450,9 +451,12 @@ static int toctou_symlink(void)
 {
     if (mkdir("p", 0755) < 0)
         return 1;
+    const char *outside = getenv("CCSB_GUARD_OUTSIDE");
+    if (!outside)
+        return 1;
     atomic_store(&flip_stop, 0);
     pthread_t th;
-    pthread_create(&th, NULL, swapper, NULL);
+    pthread_create(&th, NULL, swapper, (void *)outside);
     int n = 0;
     while (!atomic_load(&flip_stop) && n < 20000) {
         int fd = open("p/w.pem", O_CREAT | O_WRONLY, 0644);
@@ -467,7 +471,9 @@ static int toctou_symlink(void)
     }
     atomic_store(&flip_stop, 1);
     pthread_join(th, NULL);
-    return absent("q.pem") | absent("p/w.pem") | absent("p.dir/w.pem") | absent("/w.pem");
+    char ow[4200];
+    snprintf(ow, sizeof ow, "%s/w.pem", outside);
+    return absent("q.pem") | absent("p/w.pem") | absent("p.dir/w.pem") | absent(ow);
 }
 
 /* ---- fail closed ---- */
@@ -565,6 +571,12 @@ const struct scenario guard_scenarios[] = {
      "git checkout -qb keys && echo k > server.key && git add server.key && "
      "git -c user.email=t@t -c user.name=t commit -qm k && git checkout -q - && "
      "test ! -e server.key"},
+    /* prot.txt is read-only bind-mounted over itself by the harness: a
+     * rename done for the target must not replace the file under it. */
+    {"mount-protected", NULL,
+     "echo evil > x && if mv -f x prot.txt 2>/dev/null; then exit 1; fi; "
+     "test \"$(cat prot.txt)\" = orig",
+     NULL, NULL, {"prot.txt"}, NEEDS_BWRAP, 0},
     {"supervisor-killed", after_supervisor_death, NULL, NULL, NULL, {"ok.txt"}, 0, 1},
     /* must keep working */
     {"dev-null-stdout", NULL,
