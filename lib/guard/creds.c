@@ -9,7 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int cap_get(uint32_t eff[2], uint32_t perm[2])
+static int cap_get(struct creds_state *cs)
 {
     struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct d[2];
@@ -17,26 +17,31 @@ static int cap_get(uint32_t eff[2], uint32_t perm[2])
     if (syscall(SYS_capget, &h, d) < 0)
         return -errno;
     for (int i = 0; i < 2; i++) {
-        if (eff)
-            eff[i] = d[i].effective;
-        perm[i] = d[i].permitted;
+        cs->effective[i] = d[i].effective;
+        cs->permitted[i] = d[i].permitted;
+        cs->inheritable[i] = d[i].inheritable;
     }
     return 0;
 }
 
-static int cap_set_effective(const uint32_t eff[2])
+/* Only the effective set changes; the thread's sets are cached so that a
+ * switch is one capset, and none when nothing changes. */
+static int cap_set_effective(struct creds_state *cs, const uint32_t eff[2])
 {
+    uint32_t want[2] = {eff[0] & cs->permitted[0], eff[1] & cs->permitted[1]};
+    if (want[0] == cs->effective[0] && want[1] == cs->effective[1])
+        return 0;
     struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct d[2];
-    memset(d, 0, sizeof d);
-    if (syscall(SYS_capget, &h, d) < 0)
-        return -errno;
-    /* Permitted and inheritable stay as they are: only what is in force
-     * for the next checks changes. */
-    for (int i = 0; i < 2; i++)
-        d[i].effective = eff[i] & d[i].permitted;
+    for (int i = 0; i < 2; i++) {
+        d[i].effective = want[i];
+        d[i].permitted = cs->permitted[i];
+        d[i].inheritable = cs->inheritable[i];
+    }
     if (syscall(SYS_capset, &h, d) < 0)
         return -errno;
+    cs->effective[0] = want[0];
+    cs->effective[1] = want[1];
     return 0;
 }
 
@@ -52,7 +57,7 @@ int creds_init(struct creds_state *cs)
         return -errno;
     cs->host_uid = geteuid();
     cs->host_gid = getegid();
-    int r = cap_get(NULL, cs->permitted);
+    int r = cap_get(cs);
     if (r < 0)
         return r;
     cs->have_setid = (cs->permitted[0] & (1u << CAP_SETUID)) &&
@@ -80,21 +85,20 @@ int creds_host(struct creds_state *cs)
 {
     if (cs->host_mode)
         return 0;
-    if (!no_caps(cs)) {
+    int r;
+    if (cs->cur_fsuid != cs->host_uid || cs->cur_fsgid != cs->host_gid) {
         uint32_t setid[2] = {(1u << CAP_SETUID) | (1u << CAP_SETGID), 0};
-        int r = cap_set_effective(setid);
-        if (r < 0)
+        if (!no_caps(cs) && (r = cap_set_effective(cs, setid)) < 0)
+            return r;
+        if (set_fsgid(cs->host_gid) < 0 || set_fsuid(cs->host_uid) < 0)
+            return -EPERM;
+        cs->cur_fsuid = cs->host_uid;
+        cs->cur_fsgid = cs->host_gid;
+        if (!no_caps(cs) && (r = cap_get(cs)) < 0)
             return r;
     }
-    if (set_fsgid(cs->host_gid) < 0 || set_fsuid(cs->host_uid) < 0)
-        return -EPERM;
-    cs->cur_fsuid = cs->host_uid;
-    cs->cur_fsgid = cs->host_gid;
-    if (!no_caps(cs)) {
-        int r = cap_set_effective(cs->permitted);
-        if (r < 0)
-            return r;
-    }
+    if (!no_caps(cs) && (r = cap_set_effective(cs, cs->permitted)) < 0)
+        return r;
     cs->host_mode = 1;
     return 0;
 }
@@ -126,7 +130,7 @@ int creds_target(struct creds_state *cs, const struct target_creds *tc)
     if (need_groups || tc->fsuid != cs->cur_fsuid || tc->fsgid != cs->cur_fsgid) {
         if (!no_caps(cs)) {
             uint32_t setid[2] = {(1u << CAP_SETUID) | (1u << CAP_SETGID), 0};
-            if ((r = cap_set_effective(setid)) < 0)
+            if ((r = cap_set_effective(cs, setid)) < 0)
                 return r;
         }
         if (need_groups) {
@@ -144,10 +148,14 @@ int creds_target(struct creds_state *cs, const struct target_creds *tc)
         if ((r = set_fsuid(tc->fsuid)) < 0)
             return r;
         cs->cur_fsuid = tc->fsuid;
+        /* A change of fsuid to or from 0 moves file capabilities in or out
+         * of the effective set behind our back. */
+        if (!no_caps(cs) && (r = cap_get(cs)) < 0)
+            return r;
     }
     /* Always drop the effective set: switching fsuid back to 0 raises the
      * file capabilities again, and host mode had them all. */
-    if (!no_caps(cs) && (r = cap_set_effective(none)) < 0)
+    if (!no_caps(cs) && (r = cap_set_effective(cs, none)) < 0)
         return r;
     cs->host_mode = 0;
     if (tc->umask != cs->cur_umask) {

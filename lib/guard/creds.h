@@ -17,6 +17,8 @@ struct creds_state {
     uid_t host_uid;           /* our euid */
     gid_t host_gid;           /* our egid */
     uint32_t permitted[2];    /* our permitted capability sets */
+    uint32_t inheritable[2];  /* kept as found */
+    uint32_t effective[2];    /* what the thread has in force now */
     int have_setid;           /* CAP_SETUID and CAP_SETGID permitted */
     /* What the thread currently runs with. */
     int host_mode;            /* 1: host identity, effective = permitted */

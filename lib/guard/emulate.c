@@ -116,11 +116,34 @@ static int arg_int(const struct op *o, int i)
     return (int)(uint32_t)o->d->args[i];
 }
 
+static int host_cb(void *ud)
+{
+    return creds_host(ud);
+}
+
+/* Reading the target's memory needs ptrace rights; the identity in force
+ * usually has them (same user), else we take ours and try again. */
+static long read_str(struct op *o, uint64_t addr, char *buf, size_t cap)
+{
+    long r = target_read_str(&o->t, addr, buf, cap);
+    if (r == -EPERM && !o->em->creds.host_mode && creds_host(&o->em->creds) == 0)
+        r = target_read_str(&o->t, addr, buf, cap);
+    return r;
+}
+
+static int read_mem(struct op *o, uint64_t addr, void *buf, size_t len)
+{
+    int r = target_read(&o->t, addr, buf, len);
+    if (r == -EPERM && !o->em->creds.host_mode && creds_host(&o->em->creds) == 0)
+        r = target_read(&o->t, addr, buf, len);
+    return r;
+}
+
 /* Copies a path argument; on failure answers (EFAULT/ENAMETOOLONG are the
  * target's own errors, anything else is ours). */
 static int get_path(struct op *o, int i, char *buf, const char *action)
 {
-    long r = target_read_str(&o->t, o->d->args[i], buf, PATH_MAX);
+    long r = read_str(o, o->d->args[i], buf, PATH_MAX);
     if (r >= 0)
         return 0;
     if (r == -EFAULT || r == -ENAMETOOLONG || r == -ESRCH)
@@ -136,6 +159,8 @@ static int prepare_start(struct op *o, int dirfd, const char *path, const char *
     if (path[0] == '/' || dirfd != AT_FDCWD)
         return 0;
     int r = target_cwd(&o->t);
+    if ((r == -EACCES || r == -EPERM) && creds_host(&o->em->creds) == 0)
+        r = target_cwd(&o->t);
     if (r >= 0)
         return 0;
     if (r == -ENOENT || r == -ESRCH)
@@ -493,15 +518,6 @@ static void do_open(struct op *o, int dirfd, int pathi, int flags, mode_t mode)
             res_out_close(&r);
             break;
         }
-        int pf = pseudo_fs(r.parentfd);
-        if (pf != 0) {
-            res_out_close(&r);
-            if (pf < 0)
-                fail(o, act, path, "fstatfs", pf);
-            else
-                answer(o, 0, EACCES);
-            break;
-        }
         int fd = openat(r.parentfd, r.name,
                         flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode);
         int e2 = errno;
@@ -550,8 +566,6 @@ static int resolve_new(struct op *o, int dirfd, const char *path, struct res_out
         err = exists_err;
     else if (r->trailing_slash && !slash_ok)
         err = ENOENT;
-    else if (pseudo_fs(r->parentfd) != 0)
-        err = EACCES;
     if (err) {
         res_out_close(r);
         answer(o, 0, err);
@@ -817,7 +831,7 @@ static void do_bind(struct op *o)
         return answer(o, 0, EINVAL);
     memset(&ss, 0, sizeof ss);
     if (len > 0) {
-        int r = target_read(&o->t, o->d->args[1], &ss, (size_t)len);
+        int r = read_mem(o, o->d->args[1], &ss, (size_t)len);
         if (r == -EFAULT || r == -ESRCH)
             return answer(o, 0, -r);
         if (r < 0)
@@ -912,7 +926,7 @@ static void do_denied(struct op *o)
     int pathi = nr == __NR_chmod ? 0 : (nr == __NR_fchmodat || nr == __NR_fchmodat2) ? 1 : -1;
     if (pathi >= 0) {
         char p[PATH_MAX];
-        if (target_read_str(&o->t, o->d->args[pathi], p, sizeof p) >= 0)
+        if (read_str(o, o->d->args[pathi], p, sizeof p) >= 0)
             snprintf(detail, sizeof detail, " on \"%s\" (set-user-ID/set-group-ID bit)", p);
     } else if (nr == __NR_fchmod) {
         snprintf(detail, sizeof detail, " (set-user-ID/set-group-ID bit)");
@@ -942,6 +956,7 @@ int emu_init(struct emu *em, const char *const *globs, emu_report_fn rep, void *
         snprintf(err, errlen, "guard thread credentials: %s", strerror(-r));
         return CCSB_E_IO;
     }
+    target_cache_init(&em->cache);
     em->report = rep;
     em->report_ud = ud;
     return 0;
@@ -954,6 +969,7 @@ void emu_clear(struct emu *em)
         close(em->pending[i].objfd);
     }
     em->n_pending = 0;
+    target_cache_clear(&em->cache);
     glob_set_clear(&em->globs);
 }
 
@@ -962,13 +978,8 @@ void emu_handle(struct emu *em, int listener, uint64_t tag, const struct seccomp
     struct op o = {.em = em, .listener = listener, .id = n->id, .tag = tag, .d = &n->data};
     EMU_COUNT(em, notifications);
     o.call = "syscall";
-    int r = creds_host(&em->creds);
-    if (r == 0)
-        r = target_open(&o.t, (pid_t)n->pid);
-    if (r == 0) {
-        int pfd = target_pidfd(&o.t); /* before the id check, like every tid handle */
-        r = pfd < 0 ? pfd : 0;
-    }
+    /* Every tid handle (status, root, pidfd) is opened before the id check. */
+    int r = target_open_cached(&em->cache, &o.t, (pid_t)n->pid, host_cb, &em->creds);
     if (r < 0) {
         if (unotify_id_valid(listener, n->id) != 0)
             goto out; /* it went away: nothing to answer */

@@ -38,6 +38,7 @@ struct emu_counters {
 
 struct emu {
     struct creds_state creds;
+    struct target_cache cache;
     struct glob_set globs;
     emu_report_fn report;
     void *report_ud;

@@ -19,7 +19,7 @@ enum { TAG_NONE, TAG_PROCROOT, TAG_SELF, TAG_TASK, TAG_FD };
 struct walk {
     const struct res_env *e;
     int fd[STACK_MAX];
-    unsigned char tag[STACK_MAX];
+    char name[STACK_MAX][16]; /* the component that led there ("" if long) */
     int n;
     int base_root; /* fd[0] is the root: ".." there stays */
     int hops;
@@ -44,19 +44,22 @@ static int walk_top(const struct walk *w)
     return w->fd[w->n - 1];
 }
 
-static void walk_push(struct walk *w, int fd, int tag)
+static void walk_push(struct walk *w, int fd, const char *name)
 {
     if (w->n == STACK_MAX) {
         /* Forget the oldest directory; ".." past the new bottom rebuilds
          * the chain from the root. */
         close(w->fd[0]);
         memmove(w->fd, w->fd + 1, sizeof(int) * (STACK_MAX - 1));
-        memmove(w->tag, w->tag + 1, STACK_MAX - 1);
+        memmove(w->name, w->name + 1, sizeof w->name[0] * (STACK_MAX - 1));
         w->n--;
         w->base_root = 0;
     }
     w->fd[w->n] = fd;
-    w->tag[w->n] = (unsigned char)tag;
+    if (strlen(name) < sizeof w->name[0])
+        memcpy(w->name[w->n], name, strlen(name) + 1);
+    else
+        w->name[w->n][0] = 0;
     w->n++;
 }
 
@@ -67,7 +70,7 @@ static int walk_reset_root(struct walk *w)
     if (fd < 0)
         return fd;
     w->base_root = 1;
-    walk_push(w, fd, TAG_NONE);
+    walk_push(w, fd, "");
     return 0;
 }
 
@@ -76,7 +79,7 @@ static void walk_reset_fd(struct walk *w, int fd)
 {
     walk_clear(w);
     w->base_root = 0;
-    walk_push(w, fd, TAG_NONE);
+    walk_push(w, fd, "");
 }
 
 static int is_proc_dir(int fd)
@@ -92,26 +95,27 @@ static int pid_is(const char *comp, pid_t pid)
     return strcmp(comp, buf) == 0;
 }
 
-static int child_tag(const struct walk *w, int parent_tag, const char *comp, int fd,
-                     const struct stat *st)
+/*
+ * What a directory of the walk is in procfs, worked out only when a symlink
+ * is met there (a syscall or two): the procfs root, the target's own
+ * <pid> or task/<tid> directory, its task/ or fd/ directory, or nothing.
+ */
+static int role(const struct walk *w, int idx)
 {
-    if (st->st_ino == PROC_ROOT_INO && is_proc_dir(fd))
+    if (idx < 0 || !is_proc_dir(w->fd[idx]))
+        return TAG_NONE;
+    struct stat st;
+    if (fstat(w->fd[idx], &st) == 0 && st.st_ino == PROC_ROOT_INO)
         return TAG_PROCROOT;
-    switch (parent_tag) {
-    case TAG_PROCROOT:
-        if (pid_is(comp, w->e->nstgid) || pid_is(comp, w->e->nstid))
+    const char *nm = w->name[idx];
+    if (strcmp(nm, "fd") == 0)
+        return role(w, idx - 1) == TAG_SELF ? TAG_FD : TAG_NONE;
+    if (strcmp(nm, "task") == 0)
+        return role(w, idx - 1) == TAG_SELF ? TAG_TASK : TAG_NONE;
+    if (pid_is(nm, w->e->nstgid) || pid_is(nm, w->e->nstid)) {
+        int up = role(w, idx - 1);
+        if (up == TAG_PROCROOT || (up == TAG_TASK && pid_is(nm, w->e->nstid)))
             return TAG_SELF;
-        break;
-    case TAG_SELF:
-        if (strcmp(comp, "fd") == 0)
-            return TAG_FD;
-        if (strcmp(comp, "task") == 0)
-            return TAG_TASK;
-        break;
-    case TAG_TASK:
-        if (pid_is(comp, w->e->nstid))
-            return TAG_SELF;
-        break;
     }
     return TAG_NONE;
 }
@@ -194,14 +198,7 @@ static int walk_rebase(struct walk *w)
             walk_clear(&nw);
             return rc == -ENOTDIR || rc == -ELOOP ? -ENOENT : rc;
         }
-        struct stat st;
-        if (fstat(fd, &st) < 0) {
-            rc = -errno;
-            close(fd);
-            walk_clear(&nw);
-            return rc;
-        }
-        walk_push(&nw, fd, child_tag(&nw, nw.tag[nw.n - 1], comp, fd, &st));
+        walk_push(&nw, fd, comp);
     }
     if (!same_dir(walk_top(&nw), w->fd[0])) {
         walk_clear(&nw);
@@ -345,6 +342,19 @@ int resolve_path(const struct res_env *e, const char *path, int flags, struct re
         }
 
         int top = walk_top(&w);
+        if (!last) {
+            /* The common case in one syscall: a directory. Anything else
+             * (a symlink, ENOTDIR) takes the general path below. */
+            int dfd = openat(top, comp, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+            if (dfd >= 0) {
+                walk_push(&w, dfd, comp);
+                continue;
+            }
+            if (errno != ENOTDIR) {
+                r = -errno;
+                break;
+            }
+        }
         int fd = openat(top, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
             r = -errno;
@@ -366,7 +376,8 @@ int resolve_path(const struct res_env *e, const char *path, int flags, struct re
         }
 
         if (S_ISLNK(st.st_mode) && (!last || (flags & RES_FOLLOW) || tslash)) {
-            int tag = w.tag[w.n - 1];
+            int proc = is_proc_dir(top);
+            int tag = proc ? role(&w, w.n - 1) : TAG_NONE;
             if (tag == TAG_PROCROOT &&
                 (strcmp(comp, "self") == 0 || strcmp(comp, "thread-self") == 0)) {
                 /* The reader-dependent links: answer for the target. */
@@ -396,8 +407,7 @@ int resolve_path(const struct res_env *e, const char *path, int flags, struct re
                 magic_kind = RES_MAGIC_ROOT;
             /* In the procfs root only self/thread-self depend on the
              * reader (handled above); its other links are plain text. */
-            if (magic_kind >= 0 ||
-                (tag != TAG_PROCROOT && (tag != TAG_NONE || is_proc_dir(top)))) {
+            if (magic_kind >= 0 || (proc && tag != TAG_PROCROOT)) {
                 close(fd);
                 if (magic_kind < 0 || !e->magic) {
                     r = -EACCES; /* a magic link we do not follow for anyone */
@@ -500,7 +510,7 @@ int resolve_path(const struct res_env *e, const char *path, int flags, struct re
             r = -ENOTDIR;
             break;
         }
-        walk_push(&w, fd, child_tag(&w, w.tag[w.n - 1], comp, fd, &st));
+        walk_push(&w, fd, comp);
     }
     free(bufs);
     walk_clear(&w);

@@ -130,13 +130,110 @@ int target_open(struct target *t, pid_t tid)
 
 void target_close(struct target *t)
 {
-    if (t->rootfd >= 0)
+    if (t->rootfd >= 0 && !t->cached)
         close(t->rootfd);
     if (t->cwdfd >= 0)
         close(t->cwdfd);
-    if (t->pidfd >= 0)
+    if (t->pidfd >= 0 && !t->cached)
         close(t->pidfd);
     t->rootfd = t->cwdfd = t->pidfd = -1;
+}
+
+static void entry_drop(struct target_cache_entry *e)
+{
+    if (e->tid) {
+        close(e->status_fd);
+        close(e->root_fd);
+        close(e->pid_fd);
+    }
+    memset(e, 0, sizeof *e);
+}
+
+void target_cache_init(struct target_cache *c)
+{
+    memset(c, 0, sizeof *c);
+}
+
+void target_cache_clear(struct target_cache *c)
+{
+    for (int i = 0; i < TARGET_CACHE_SIZE; i++)
+        entry_drop(&c->e[i]);
+}
+
+static int pread_status(int fd, char *buf, size_t cap)
+{
+    size_t len = 0;
+    for (;;) {
+        ssize_t k = pread(fd, buf + len, cap - 1 - len, (off_t)len);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -errno;
+        if (k == 0 || (len += (size_t)k) == cap - 1)
+            break;
+    }
+    buf[len] = 0;
+    return (int)len;
+}
+
+int target_open_cached(struct target_cache *c, struct target *t, pid_t tid,
+                       int (*host)(void *ud), void *ud)
+{
+    memset(t, 0, sizeof *t);
+    t->tid = tid;
+    t->rootfd = t->cwdfd = t->pidfd = -1;
+    char buf[8192];
+    c->clock++;
+    struct target_cache_entry *slot = &c->e[0];
+    for (int i = 0; i < TARGET_CACHE_SIZE; i++) {
+        struct target_cache_entry *e = &c->e[i];
+        if (e->tid == tid) {
+            int r = pread_status(e->status_fd, buf, sizeof buf);
+            if (r >= 0 && (r = target_parse_status(buf, t)) == 0) {
+                e->used = c->clock;
+                t->rootfd = e->root_fd;
+                t->pidfd = e->pid_fd;
+                t->cached = 1;
+                return 0;
+            }
+            entry_drop(e); /* that task is gone: start afresh */
+        }
+        if (e->used < slot->used)
+            slot = e;
+    }
+    int r = host(ud);
+    if (r < 0)
+        return r;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+    int sfd = open(path, O_RDONLY | O_CLOEXEC);
+    if (sfd < 0)
+        return -errno;
+    r = pread_status(sfd, buf, sizeof buf);
+    if (r >= 0)
+        r = target_parse_status(buf, t);
+    int rfd = -1, pfd = -1;
+    if (r == 0) {
+        snprintf(path, sizeof path, "/proc/%d/root", (int)tid);
+        rfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        r = rfd < 0 ? -errno : 0;
+    }
+    if (r == 0) {
+        pfd = pidfd_open_tid(tid);
+        r = pfd < 0 ? pfd : 0;
+    }
+    if (r < 0) {
+        close(sfd);
+        if (rfd >= 0)
+            close(rfd);
+        return r;
+    }
+    entry_drop(slot);
+    *slot = (struct target_cache_entry){tid, sfd, rfd, pfd, c->clock};
+    t->rootfd = rfd;
+    t->pidfd = pfd;
+    t->cached = 1;
+    return 0;
 }
 
 int target_cwd(struct target *t)

@@ -30,8 +30,35 @@ struct target {
     int cwdfd;       /* O_PATH of its cwd, -1 until target_cwd */
     int pidfd;       /* -1 until target_pidfd */
     int cap_net_bind;/* CAP_NET_BIND_SERVICE in its effective set */
+    int cached;      /* rootfd and pidfd belong to a target_cache */
     struct target_creds creds;
 };
+
+/*
+ * Handles of recently seen tasks, so a repeat caller costs one pread of its
+ * status instead of five opens. An entry is bound to the task, not the
+ * number: once that task is gone its status read fails (ESRCH) and the
+ * entry is dropped, so a recycled tid never inherits another task's root.
+ */
+#define TARGET_CACHE_SIZE 32
+
+struct target_cache_entry {
+    pid_t tid;       /* 0: free */
+    int status_fd, root_fd, pid_fd;
+    uint64_t used;
+};
+
+struct target_cache {
+    struct target_cache_entry e[TARGET_CACHE_SIZE];
+    uint64_t clock;
+};
+
+void target_cache_init(struct target_cache *c);
+void target_cache_clear(struct target_cache *c);
+/* target_open through the cache. host(ud) is called before any handle is
+ * opened anew (it must give us the identity that may open them). */
+int target_open_cached(struct target_cache *c, struct target *t, pid_t tid,
+                       int (*host)(void *ud), void *ud);
 
 /* Reads status and opens the root. 0 or -errno. */
 int target_open(struct target *t, pid_t tid);
