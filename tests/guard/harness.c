@@ -442,6 +442,15 @@ static int run_one(const char *self, const struct scenario *sc, int bwrap)
     return fail;
 }
 
+static int count_fds(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 4096; fd++)
+        if (fcntl(fd, F_GETFD) >= 0)
+            n++;
+    return n;
+}
+
 static int run_unpriv(const char *self, int argc, char **argv)
 {
     if (geteuid() != 0)
@@ -512,6 +521,7 @@ int main(int argc, char **argv)
         return 77;
     }
     printf("running as uid %d%s\n", (int)geteuid(), bwrap ? " inside bwrap" : "");
+    int fds_before = count_fds();
     int failed = 0;
     for (unsigned i = 0; i < guard_n_scenarios; i++) {
         const struct scenario *sc = &guard_scenarios[i];
@@ -528,6 +538,16 @@ int main(int argc, char **argv)
             continue;
         }
         failed += run_one(self, sc, bwrap);
+    }
+    int fds_after = count_fds();
+    if (fds_after != fds_before) {
+        printf("FAIL: %d fds open before the scenarios, %d after (a leak)\n", fds_before,
+               fds_after);
+        failed++;
+    }
+    if (waitpid(-1, NULL, WNOHANG) != -1 || errno != ECHILD) {
+        printf("FAIL: a child is left behind\n");
+        failed++;
     }
     printf("%d failed\n", failed);
     return failed ? 1 : 0;
