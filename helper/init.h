@@ -54,7 +54,19 @@ int parse_u64(const char *s, uint64_t max, uint64_t *out);
  * its stdio (or the pty slave named slave_name), applies limits, changes
  * directory and executes. Never returns.
  */
+/*
+ * The guard program the host sent (INIT_MSG_GUARD_FILTER): loaded by every
+ * exec child just before exec. len 0: none.
+ */
+struct init_guard {
+    void *insns;          /* struct sock_filter[len] */
+    unsigned short len;
+    unsigned long flags;  /* seccomp(2) flags; NEW_LISTENER: send the listener */
+};
+
 struct exec_child {
+    uint64_t id;            /* the exec's id (tags the guard listener) */
+    const struct init_guard *guard;
     const struct init_exec_data *data;
     const struct init_opts *opts;
     int fds[3];             /* stdin, stdout, stderr; unused with a pty */

@@ -5,12 +5,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -59,6 +62,34 @@ static void apply_limit(int resource, uint64_t value, const char *name)
         die(126, "setrlimit", name, errno);
 }
 
+/*
+ * Loads the guard filter and hands its listener to the host over the
+ * control socket (still open here), so that the host answers every trapped
+ * call of the command. The listener is closed before the command runs.
+ * Any failure ends the child: the command never runs unguarded.
+ */
+static void load_guard(const struct exec_child *c)
+{
+    const struct init_guard *g = c->guard;
+    if (!g || !g->len)
+        return;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        die(126, "prctl(PR_SET_NO_NEW_PRIVS)", NULL, errno);
+    struct sock_fprog prog = {g->len, g->insns};
+    long lfd = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, g->flags, &prog);
+    if (lfd < 0)
+        die(126, "loading the guard's seccomp filter", NULL, errno);
+    if (!(g->flags & SECCOMP_FILTER_FLAG_NEW_LISTENER))
+        return;
+    struct init_msg m;
+    init_msg_init(&m, INIT_MSG_GUARD, c->id);
+    int fd = (int)lfd;
+    int r = init_send(INIT_CTRL_FD, &m, &fd, 1);
+    if (r < 0)
+        die(126, "handing the guard listener to the host", NULL, -r);
+    close(fd);
+}
+
 void exec_child_run(const struct exec_child *c)
 {
     /* The command starts with a clean slate: ccsb-init blocks SIGCHLD and
@@ -75,6 +106,7 @@ void exec_child_run(const struct exec_child *c)
      * (and a pty becomes its controlling terminal). */
     if (setsid() < 0)
         die(126, "setsid", NULL, errno);
+    load_guard(c);
     if (c->slave_name ? take_pty(c->slave_name) : take_stdio(c->fds))
         die(126, c->slave_name ? "pty" : "stdio", c->slave_name, errno);
     if (close_range(3, ~0u, 0) < 0)

@@ -41,6 +41,7 @@ struct server {
     int ctrl;
     int sigfd;
     struct init_opts opts;
+    struct init_guard guard;
     struct iexec *execs;
     size_t n, cap;
 };
@@ -154,6 +155,8 @@ static void handle_exec(struct server *sv, const struct init_msg *m, int *fds, s
     }
     if (pid == 0) {
         struct exec_child c = {
+            .id = m->id,
+            .guard = &sv->guard,
             .data = &d,
             .opts = &sv->opts,
             .fds = {pty ? -1 : fds[1], pty ? -1 : fds[2], pty ? -1 : fds[3]},
@@ -199,8 +202,48 @@ static int signal_all(int sig)
     return 0;
 }
 
+/* Reads the guard program once; every later exec loads it. Set once only:
+ * nothing may swap the filter of a running session. */
+static int take_guard(struct server *sv, const struct init_msg *m, int fd)
+{
+    if (sv->guard.len)
+        return EEXIST;
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return errno;
+    size_t insn = 8; /* sizeof(struct sock_filter) */
+    if (st.st_size <= 0 || (size_t)st.st_size % insn ||
+        (size_t)st.st_size / insn > INIT_GUARD_MAX_INSNS)
+        return EINVAL;
+    void *buf = malloc((size_t)st.st_size);
+    if (!buf)
+        return ENOMEM;
+    size_t done = 0;
+    while (done < (size_t)st.st_size) {
+        ssize_t k = pread(fd, (char *)buf + done, (size_t)st.st_size - done, (off_t)done);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            int e = k < 0 ? errno : EIO;
+            free(buf);
+            return e;
+        }
+        done += (size_t)k;
+    }
+    sv->guard.insns = buf;
+    sv->guard.len = (unsigned short)((size_t)st.st_size / insn);
+    sv->guard.flags = (unsigned long)(unsigned)m->a;
+    return 0;
+}
+
 static void handle_msg(struct server *sv, const struct init_msg *m, int *fds, size_t nfds)
 {
+    if (m->type == INIT_MSG_GUARD_FILTER) {
+        int e = nfds == 1 ? take_guard(sv, m, fds[0]) : EPROTO;
+        close_fds(fds, nfds);
+        reply(sv, m->id, e);
+        return;
+    }
     if (m->type != INIT_MSG_EXEC && nfds) {
         close_fds(fds, nfds);
         nfds = 0;

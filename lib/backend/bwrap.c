@@ -33,6 +33,7 @@
 #include <jansson.h>
 
 #include "backend/backend.h"
+#include "backend/bwrap_guard.h"
 #include "backend/bwrap_internal.h"
 #include "backend/bwrap_paths.h"
 #include "ccsandbox/ccsandbox.h"
@@ -67,6 +68,7 @@ static int bwrap_launch(struct ccsb_session *s, char *err, size_t errlen)
     bs->next_req = 1ull << 63;
     int r = bwrap_start(s, bs, err, errlen);
     if (r < 0) {
+        bwrap_guard_release(bs);
         free(bs->helper);
         free(bs->bwrap);
         free(bs);
@@ -141,6 +143,9 @@ static int bwrap_attach(struct ccsb_session *s, char *aerr, size_t aerrlen)
     if (!bs->ctrl_ev || !bs->err_ev || !bs->pid_ev || event_add(bs->ctrl_ev, NULL) < 0 ||
         event_add(bs->err_ev, NULL) < 0 || event_add(bs->pid_ev, NULL) < 0)
         return errf(aerr, aerrlen, CCSB_E_NOMEM, "cannot watch the sandbox's control channel");
+    int gr = bwrap_guard_attach(s, bs);
+    if (gr < 0)
+        return errf(aerr, aerrlen, gr, "cannot start the seccomp guard's supervisor");
 #if CCSB_BWRAP_EGRESS
     char err[512];
     struct egress_pair *pair = NULL;
@@ -364,6 +369,8 @@ static void bwrap_stop(struct ccsb_session *s)
     bs->egress = NULL;
 #endif
     bwrap_teardown(s, bs);
+    /* After the sandbox is gone: until then a trapped call gets its answer. */
+    bwrap_guard_release(bs);
 }
 
 static void bwrap_destroy(struct ccsb_session *s)

@@ -5,6 +5,7 @@
  * (ccsb-init blocks on its sends, the host never does for long).
  */
 #include "backend/bwrap_internal.h"
+#include "backend/bwrap_guard.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -132,6 +133,11 @@ static void handle(struct ccsb_session *s, struct bwrap_session *bs, const struc
         exec_exited(x, m->b ? -1 : m->a, m->b);
         break;
     }
+    case INIT_MSG_GUARD:
+        if (fd >= 0)
+            bwrap_guard_listener(bs, m->id, fd); /* takes it */
+        fd = -1;
+        break;
     case INIT_MSG_FATAL:
         bs->dead = 1;
         if (!bs->stopping && !bs->died_reported) {

@@ -19,6 +19,8 @@
 struct event;
 struct ccsb_session;
 struct egress_pair;
+struct guard_program;
+struct guard_supervisor;
 
 /* Control messages read while waiting for a reply, handled afterwards. */
 #define BWRAP_PENDING_MAX 256
@@ -49,6 +51,9 @@ struct bwrap_session {
     size_t errtail_len;
 
     struct egress_pair *egress; /* the session's proxies (when built in) */
+    struct guard_program *guard_prog;   /* the seccomp guard (bwrap_guard.c) */
+    struct guard_supervisor *guard;     /* answers trapped calls, NULL without notify */
+    int guard_notify;                   /* execs hand us a listener */
     struct event *ctrl_ev, *err_ev, *pid_ev;
     struct init_msg pending[BWRAP_PENDING_MAX];
     int pending_fd[BWRAP_PENDING_MAX]; /* a fd that came with it (-1) */

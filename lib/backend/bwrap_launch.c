@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "backend/bwrap_args.h"
+#include "backend/bwrap_guard.h"
 #include "backend/bwrap_locate.h"
 #include "ccsandbox/ccsandbox.h"
 #include "core/ctx.h"
@@ -474,12 +475,18 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
     if (r < 0)
         return errf(err, errlen, r, "out of memory");
 
+    int have_guard = 0;
+    r = bwrap_guard_prepare(bs, p, &have_guard, err, errlen);
+    if (r < 0) {
+        bwrap_cgroup_remove(&bs->cg);
+        return r;
+    }
     struct bwrap_opts o = {
         .helper_path = bs->helper,
         .session_tmp = NULL, /* a private tmpfs: nothing to clean on the host */
         .rlimit_as = bs->cg.memory ? 0 : p->memory_max,
         .rlimit_nproc = bs->cg.pids ? 0 : p->pids_max,
-        .have_guard = 0,
+        .have_guard = have_guard,
     };
     struct bwrap_plan plan;
     r = bwrap_plan_build(p, &o, &plan, err, errlen);
@@ -562,6 +569,8 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
     if (r < 0)
         goto fail;
     r = wait_ready(s, bs, err, errlen);
+    if (r == 0)
+        r = bwrap_guard_send(bs, err, errlen);
     if (r < 0)
         goto fail;
     bwrap_plan_clear(&plan);

@@ -41,6 +41,8 @@ enum init_msg_type {
     INIT_MSG_EXITED = 4,  /* id; a = exit code or -1, b = signal */
     INIT_MSG_REPLY = 5,   /* reply to SUSPEND/RESUME: id; a = 0 or errno */
     INIT_MSG_FATAL = 6,   /* ccsb-init cannot go on: text says why; it exits next */
+    INIT_MSG_GUARD = 7,   /* id = exec id; fds: [seccomp listener]. Sent by the exec's
+                             own child after it loaded the guard filter, before exec */
 
     /* host -> ccsb-init */
     INIT_MSG_EXEC = 16,   /* id; flags INIT_EXEC_*; a = rows, b = cols;
@@ -52,7 +54,13 @@ enum init_msg_type {
     INIT_MSG_STOP = 21,   /* kill every process and exit */
     INIT_MSG_GO = 22,     /* the host made the placeholder mount points: mount
                              (only sent when ccsb-init runs with --await-go) */
+    INIT_MSG_GUARD_FILTER = 23, /* id; a = seccomp(2) filter flags; fds: [memfd holding
+                                   the BPF program (struct sock_filter[])]. Every later
+                                   exec loads it just before exec; reply: REPLY */
 };
+
+/* Largest guard program ccsb-init accepts (BPF_MAXINSNS instructions). */
+#define INIT_GUARD_MAX_INSNS 4096
 
 #define INIT_EXEC_PTY 0x1u
 

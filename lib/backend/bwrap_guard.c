@@ -1,0 +1,148 @@
+#include "backend/bwrap_guard.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/bwrap_internal.h"
+#include "ccsandbox/ccsandbox.h"
+#include "config.h"
+#include "core/ctx.h"
+#include "core/session.h"
+#include "policy/policy.h"
+#include "util/err.h"
+
+#if CCSB_HAVE_SECCOMP
+#include "guard/guard.h"
+
+#define GUARD_REPLY_TIMEOUT_MS 5000
+
+int bwrap_guard_prepare(struct bwrap_session *bs, const struct ccsb_policy *p, int *have_guard,
+                        char *err, size_t errlen)
+{
+    *have_guard = 0;
+    char why[256];
+    int supported = guard_supported(why, sizeof why);
+    if (!supported && p->deny_write_globs.n)
+        return errf(err, errlen, CCSB_E_POLICY,
+                    "denyWriteGlobs (%s%s) cannot be enforced on this host: %s",
+                    p->deny_write_globs.v[0], p->deny_write_globs.n > 1 ? ", ..." : "", why);
+    int r = guard_globs_validate((const char *const *)p->deny_write_globs.v,
+                                 p->deny_write_globs.n, err, errlen);
+    if (r)
+        return r;
+    int dir_globs = 0;
+    for (size_t i = 0; i < p->deny_write_globs.n; i++) {
+        const char *g = p->deny_write_globs.v[i];
+        dir_globs |= g[strlen(g) - 1] == '/';
+    }
+    /* Without user notification the static deny filter still applies. */
+    struct guard_filter_cfg cfg = {
+        .allow_unix_sockets = 0,
+        .notify = supported,
+        .trap_mkdir = dir_globs,
+    };
+    r = guard_program_build(&cfg, &bs->guard_prog, err, errlen);
+    if (r)
+        return r;
+    bs->guard_notify = supported;
+    *have_guard = supported;
+    return 0;
+}
+
+int bwrap_guard_send(struct bwrap_session *bs, char *err, size_t errlen)
+{
+    if (!bs->guard_prog)
+        return 0;
+    unsigned long flags = 0;
+    int fd = guard_program_memfd(bs->guard_prog, &flags);
+    if (fd < 0)
+        return errf(err, errlen, CCSB_E_IO, "guard program: %s", strerror(-fd));
+    struct init_msg m, rep;
+    init_msg_init(&m, INIT_MSG_GUARD_FILTER, bs->next_req++);
+    m.a = (int32_t)flags;
+    int r = bwrap_send(bs, &m, &fd, 1);
+    close(fd);
+    if (!r)
+        r = bwrap_wait_reply(bs, m.id, INIT_MSG_REPLY, INIT_MSG_REPLY, &rep, NULL,
+                             GUARD_REPLY_TIMEOUT_MS);
+    if (r < 0)
+        return errf(err, errlen, CCSB_E_LAUNCH, "the sandbox did not take the guard filter");
+    if (rep.a)
+        return errf(err, errlen, CCSB_E_LAUNCH, "the sandbox refused the guard filter: %s",
+                    strerror(rep.a));
+    return 0;
+}
+
+static void on_violation(void *ud, uint64_t tag, const char *action, const char *target,
+                         const char *raw)
+{
+    session_violation(ud, tag, action, target, raw);
+}
+
+int bwrap_guard_attach(struct ccsb_session *s, struct bwrap_session *bs)
+{
+    if (!bs->guard_notify)
+        return 0;
+    char err[256];
+    const char *const empty[] = {NULL};
+    const char *const *globs =
+        s->policy->deny_write_globs.n ? (const char *const *)s->policy->deny_write_globs.v
+                                      : empty;
+    int r = guard_supervisor_new(ctx_base(s->ctx), globs, on_violation, s, &bs->guard, err,
+                                 sizeof err);
+    if (r)
+        ctx_err(s->ctx, r, "guard: %s", err);
+    return r;
+}
+
+void bwrap_guard_listener(struct bwrap_session *bs, uint64_t exec_id, int fd)
+{
+    char err[128];
+    /* Without a supervisor the listener is closed: the command's trapped
+     * calls then fail (ENOSYS), they never pass unchecked. */
+    if (!bs->guard) {
+        close(fd);
+        return;
+    }
+    guard_supervisor_add_listener(bs->guard, fd, exec_id, err, sizeof err);
+}
+
+void bwrap_guard_release(struct bwrap_session *bs)
+{
+    guard_supervisor_free(bs->guard);
+    bs->guard = NULL;
+    guard_program_free(bs->guard_prog);
+    bs->guard_prog = NULL;
+}
+
+#else /* no libseccomp in this build */
+
+int bwrap_guard_prepare(struct bwrap_session *bs, const struct ccsb_policy *p, int *have_guard,
+                        char *err, size_t errlen)
+{
+    *have_guard = 0;
+    return 0; /* bwrap_plan_build refuses globs it cannot enforce */
+}
+
+int bwrap_guard_send(struct bwrap_session *bs, char *err, size_t errlen)
+{
+    return 0;
+}
+
+int bwrap_guard_attach(struct ccsb_session *s, struct bwrap_session *bs)
+{
+    return 0;
+}
+
+void bwrap_guard_listener(struct bwrap_session *bs, uint64_t exec_id, int fd)
+{
+    close(fd);
+}
+
+void bwrap_guard_release(struct bwrap_session *bs)
+{
+}
+#endif

@@ -1,0 +1,32 @@
+/*
+ * The seccomp guard in a bubblewrap session (lib/guard): the host builds
+ * the filter program once per session and hands it to ccsb-init, every exec
+ * child loads it and sends its listener back, and a supervisor on the
+ * session's loop answers the trapped calls and reports violations.
+ */
+#ifndef CCSB_BACKEND_BWRAP_GUARD_H
+#define CCSB_BACKEND_BWRAP_GUARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ccsb_session;
+struct ccsb_policy;
+struct bwrap_session;
+
+/* Caller's thread, before the sandbox starts: decides what the guard can
+ * do here and builds the program. Fails closed (CCSB_E_POLICY) when the
+ * policy has deny-write globs and this host cannot enforce them. Sets
+ * *have_guard when create-time globs will be enforced. */
+int bwrap_guard_prepare(struct bwrap_session *bs, const struct ccsb_policy *p, int *have_guard,
+                        char *err, size_t errlen);
+/* Caller's thread, after READY: gives the program to ccsb-init. */
+int bwrap_guard_send(struct bwrap_session *bs, char *err, size_t errlen);
+/* Loop thread: starts the supervisor on the session's base. */
+int bwrap_guard_attach(struct ccsb_session *s, struct bwrap_session *bs);
+/* Loop thread: an exec's listener arrived (takes fd). */
+void bwrap_guard_listener(struct bwrap_session *bs, uint64_t exec_id, int fd);
+/* Stops the supervisor and frees everything (safe to call twice). */
+void bwrap_guard_release(struct bwrap_session *bs);
+
+#endif

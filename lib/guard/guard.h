@@ -1,0 +1,113 @@
+/*
+ * The Linux seccomp guard: a static deny filter for the sandboxed command
+ * and a user-notification supervisor that enforces create-time filename
+ * rules (deny-write globs such as ".env", "*.key", "*.pem").
+ *
+ * Two halves with a narrow interface:
+ *  - sandbox side (ccsb-init, or a test child): build the filter program
+ *    once, load it in the process that will exec the untrusted command and
+ *    hand the listener fd to the host over SCM_RIGHTS, then close it;
+ *  - host side: a supervisor that owns listener fds, answers every trapped
+ *    call itself (never CONTINUE), and reports denials on a libevent base.
+ *
+ * docs/guard.md has the design and the exact rules.
+ */
+#ifndef CCSB_GUARD_GUARD_H
+#define CCSB_GUARD_GUARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+
+/* ------------------------------------------------------------------ */
+/* Sandbox side                                                         */
+/* ------------------------------------------------------------------ */
+
+struct guard_filter_cfg {
+    /* 0: socket(AF_UNIX) fails with EPERM (socketpair stays allowed). */
+    int allow_unix_sockets;
+    /* 1: trap creating calls (and report the static denials) to a listener.
+     * 0: static deny filter only, every denial answered in the kernel. */
+    int notify;
+    /* 1: also trap mkdir/mkdirat; only needed for directory-shaped globs. */
+    int trap_mkdir;
+};
+
+/* A compiled filter: plain memory, usable after fork without allocating. */
+struct guard_program;
+
+int guard_program_build(const struct guard_filter_cfg *cfg, struct guard_program **out,
+                        char *err, size_t errlen);
+/*
+ * Sets no_new_privs and loads the program into the calling thread (threads
+ * created afterwards inherit it). Async-signal-safe. With notify, the new
+ * listener fd (close-on-exec) is stored in *listener_fd. Returns 0 or -errno.
+ */
+int guard_program_load(const struct guard_program *p, int *listener_fd);
+void guard_program_free(struct guard_program *p);
+/*
+ * The program as a sealed memfd of struct sock_filter[] (close-on-exec), for
+ * a loader in another process (ccsb-init); *flags gets the seccomp(2) flags
+ * to load it with. Returns the fd or -errno.
+ */
+int guard_program_memfd(const struct guard_program *p, unsigned long *flags);
+
+/* Build + load in one call, for callers that may allocate. */
+int guard_filter_install(const struct guard_filter_cfg *cfg, int *listener_fd,
+                         char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* Host side                                                            */
+/* ------------------------------------------------------------------ */
+
+/*
+ * 1 when this kernel offers everything enforcement needs (user notification
+ * with ADDFD+SEND, killable waits, pidfd_getfd, reading target memory),
+ * checked end to end in a short-lived child. 0 with a reason in why.
+ */
+int guard_supported(char *why, size_t whylen);
+
+/*
+ * Validates deny-write globs: non-empty, a final-component pattern (no '/'
+ * except one trailing '/' that makes it directory-shaped), not "." or "..",
+ * at most NAME_MAX bytes. 0 or CCSB_E_SPEC with "denyWriteGlobs[i]: ...".
+ */
+int guard_globs_validate(const char *const *globs, size_t n, char *err, size_t errlen);
+
+/*
+ * Called on the loop thread for each denial. tag is the listener's tag
+ * (e.g. the exec id). action: "file-write-create", "file-rename",
+ * "file-link", "syscall" or "guard-error"; target: the path as the sandbox
+ * sees it, or the syscall name; raw: the call and the reason.
+ */
+typedef void (*guard_violation_fn)(void *ud, uint64_t tag, const char *action,
+                                   const char *target, const char *raw);
+
+struct guard_supervisor;
+
+/*
+ * Starts a supervisor thread and registers its report pipe on base. globs is
+ * NULL-terminated (may be empty). Call it, add_listener and free on the
+ * thread that runs base.
+ */
+int guard_supervisor_new(struct event_base *base, const char *const *globs,
+                         guard_violation_fn cb, void *ud, struct guard_supervisor **out,
+                         char *err, size_t errlen);
+/* Takes ownership of listener_fd (closed on every path). */
+int guard_supervisor_add_listener(struct guard_supervisor *g, int listener_fd, uint64_t tag,
+                                  char *err, size_t errlen);
+/* Stops the thread and closes every listener: trapped calls still waiting
+ * fail (ENOSYS); nothing is let through. Queued reports are dropped. */
+void guard_supervisor_free(struct guard_supervisor *g);
+
+struct guard_stats {
+    uint64_t notifications; /* received */
+    uint64_t emulated;      /* performed for the target (success or errno) */
+    uint64_t denied;        /* refused by policy */
+    uint64_t errors;        /* refused because of an internal error */
+    uint64_t listeners;     /* currently watched */
+};
+void guard_supervisor_stats(struct guard_supervisor *g, struct guard_stats *out);
+
+#endif

@@ -1,0 +1,12 @@
+/* Internal to lib/guard: the compiled program and its test-only builder. */
+#ifndef CCSB_GUARD_PROGRAM_H
+#define CCSB_GUARD_PROGRAM_H
+
+#include <stddef.h>
+
+struct guard_program;
+
+/* A program that traps only getppid() to a listener (for the probe). */
+int guard_program_build_probe(struct guard_program **out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,377 @@
+/* Unit tests for lib/guard: globs, status parsing, the resolver, the filter. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ccsandbox/ccsandbox.h"
+#include "guard/glob.h"
+#include "guard/guard.h"
+#include "guard/resolve.h"
+#include "guard/target.h"
+
+/* ---- globs ---- */
+
+START_TEST(glob_validation)
+{
+    char err[256];
+    const char *bad[][2] = {{"", "empty"},      {"/", "empty"},   {"a/b", "contains '/'"},
+                            {".", "not a name"}, {"../", "not a name"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *v[] = {"ok", bad[i][0]};
+        ck_assert_int_eq(guard_globs_validate(v, 2, err, sizeof err), CCSB_E_SPEC);
+        ck_assert_msg(strstr(err, "denyWriteGlobs[1]") && strstr(err, bad[i][1]), "%s", err);
+    }
+    char longname[NAME_MAX + 3];
+    memset(longname, 'a', sizeof longname - 1);
+    longname[sizeof longname - 1] = 0;
+    const char *v[] = {longname};
+    ck_assert_int_eq(guard_globs_validate(v, 1, err, sizeof err), CCSB_E_SPEC);
+    const char *good[] = {".env", "*.key", "*.pem", "secrets/", "id_[rd]sa*"};
+    ck_assert_int_eq(guard_globs_validate(good, 5, err, sizeof err), 0);
+}
+END_TEST
+
+START_TEST(glob_matching)
+{
+    struct glob_set gs;
+    char err[128], shown[300];
+    const char *g[] = {".env", "*.key", "*.pem", "secrets/", NULL};
+    ck_assert_int_eq(glob_set_init(&gs, g, err, sizeof err), 0);
+    ck_assert_str_eq(glob_set_match(&gs, ".env", GLOB_FILE, shown, sizeof shown), ".env");
+    ck_assert_ptr_null(glob_set_match(&gs, ".env", GLOB_DIR, shown, sizeof shown));
+    ck_assert_ptr_null(glob_set_match(&gs, ".envrc", GLOB_FILE, shown, sizeof shown));
+    ck_assert_str_eq(glob_set_match(&gs, "SERVER.KEY", GLOB_FILE, shown, sizeof shown), "*.key");
+    ck_assert_str_eq(glob_set_match(&gs, ".pem", GLOB_FILE, shown, sizeof shown), "*.pem");
+    ck_assert_ptr_null(glob_set_match(&gs, "key", GLOB_FILE, shown, sizeof shown));
+    ck_assert_str_eq(glob_set_match(&gs, "secrets", GLOB_DIR, shown, sizeof shown), "secrets/");
+    ck_assert_ptr_null(glob_set_match(&gs, "secrets", GLOB_FILE, shown, sizeof shown));
+    ck_assert_str_eq(glob_set_match(&gs, "secrets", GLOB_ANY, shown, sizeof shown), "secrets/");
+    glob_set_clear(&gs);
+}
+END_TEST
+
+/* ---- /proc/<pid>/status ---- */
+
+START_TEST(status_parsing)
+{
+    const char *text = "Name:\tsh\nUmask:\t0027\nState:\tS (sleeping)\nTgid:\t812\n"
+                       "Uid:\t1000\t1001\t1002\t1003\nGid:\t50\t51\t52\t53\n"
+                       "Groups:\t4 24 27 \nNStgid:\t812\t3\nNSpid:\t815\t7\n"
+                       "CapEff:\t0000000000000400\n";
+    struct target t;
+    memset(&t, 0, sizeof t);
+    ck_assert_int_eq(target_parse_status(text, &t), 0);
+    ck_assert_int_eq(t.creds.fsuid, 1003);
+    ck_assert_int_eq(t.creds.fsgid, 53);
+    ck_assert_int_eq(t.creds.umask, 027);
+    ck_assert_int_eq(t.creds.ngroups, 3);
+    ck_assert_int_eq(t.creds.groups[2], 27);
+    ck_assert_int_eq(t.nstgid, 3);
+    ck_assert_int_eq(t.nstid, 7);
+    ck_assert_int_eq(t.cap_net_bind, 1);
+    ck_assert_int_eq(target_parse_status("Name:\tx\n", &t), -EPROTO);
+}
+END_TEST
+
+/* ---- the resolver, on a private tree used as the "root" ---- */
+
+static char tree[64];
+static int rootfd;
+
+static void mk(const char *rel, int dir)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", tree, rel);
+    if (dir)
+        ck_assert_int_eq(mkdir(p, 0755), 0);
+    else
+        ck_assert_int_ge(close(open(p, O_CREAT | O_WRONLY, 0644)), 0);
+}
+
+static void ln(const char *target, const char *rel)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", tree, rel);
+    ck_assert_int_eq(symlink(target, p), 0);
+}
+
+static void setup_tree(void)
+{
+    snprintf(tree, sizeof tree, "/tmp/ccsb-guard-unit-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tree));
+    mk("etc", 1);
+    mk("a", 1);
+    mk("a/b", 1);
+    mk("a/file", 0);
+    ln("/etc", "a/abs");          /* absolute: must stay in the tree */
+    ln("../../../../..", "a/up"); /* climbs: must clamp at the tree */
+    ln("loop2", "loop1");
+    ln("loop1", "loop2");
+    ln("x.pem", "dangling");
+    ln("a/b", "rel");
+    rootfd = open(tree, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    ck_assert_int_ge(rootfd, 0);
+}
+
+static int rm_rf_cb(const char *p)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", p);
+    return system(cmd);
+}
+
+static void teardown_tree(void)
+{
+    close(rootfd);
+    ck_assert_int_eq(rm_rf_cb(tree), 0);
+}
+
+static int magic_calls;
+
+static int magic(void *ud, int kind, int n)
+{
+    (void)ud;
+    magic_calls++;
+    if (kind == RES_MAGIC_FD)
+        return fcntl(n, F_DUPFD_CLOEXEC, 3);
+    return -EACCES;
+}
+
+static int res(int start, const char *path, int flags, struct res_out *o)
+{
+    struct res_env e = {rootfd, start, getpid(), (pid_t)syscall(SYS_gettid), magic, NULL};
+    return resolve_path(&e, path, flags, o);
+}
+
+/* The directory that holds the result, relative to the tree. */
+static const char *where(const struct res_out *o, char *buf, size_t len)
+{
+    res_display_dir(rootfd, o->parentfd >= 0 ? o->parentfd : o->objfd, buf, len);
+    return buf;
+}
+
+START_TEST(resolve_stays_in_root)
+{
+    struct res_out o;
+    char b[PATH_MAX];
+    ck_assert_int_eq(res(-1, "/a/abs/new.pem", 0, &o), 0);
+    ck_assert_str_eq(where(&o, b, sizeof b), "/etc");
+    ck_assert_str_eq(o.name, "new.pem");
+    ck_assert_int_eq(o.exists, 0);
+    res_out_close(&o);
+
+    ck_assert_int_eq(res(-1, "/a/up/etc/x", 0, &o), 0);
+    ck_assert_str_eq(where(&o, b, sizeof b), "/etc");
+    res_out_close(&o);
+
+    ck_assert_int_eq(res(-1, "/../../../../a/file", 0, &o), 0);
+    ck_assert_int_eq(o.exists, 1);
+    ck_assert_str_eq(where(&o, b, sizeof b), "/a");
+    res_out_close(&o);
+}
+END_TEST
+
+START_TEST(resolve_symlinks)
+{
+    struct res_out o;
+    char b[PATH_MAX];
+    ck_assert_int_eq(res(-1, "/loop1", RES_FOLLOW, &o), -ELOOP);
+    ck_assert_int_eq(res(-1, "/loop1", 0, &o), 0); /* not followed: the link itself */
+    ck_assert_int_eq(o.exists, 1);
+    ck_assert(S_ISLNK(o.st.st_mode));
+    res_out_close(&o);
+    /* A dangling final link names the file that would be created. */
+    ck_assert_int_eq(res(-1, "/dangling", RES_FOLLOW, &o), 0);
+    ck_assert_str_eq(o.name, "x.pem");
+    ck_assert_int_eq(o.exists, 0);
+    res_out_close(&o);
+    ck_assert_int_eq(res(-1, "/rel/../file", 0, &o), 0); /* ".." after a link is physical */
+    ck_assert_str_eq(where(&o, b, sizeof b), "/a");
+    ck_assert_int_eq(o.exists, 1);
+    res_out_close(&o);
+    ck_assert_int_eq(res(-1, "/a/file/x", 0, &o), -ENOTDIR);
+    ck_assert_int_eq(res(-1, "/a/file/", 0, &o), -ENOTDIR);
+    ck_assert_int_eq(res(-1, "/nope/x", 0, &o), -ENOENT);
+    ck_assert_int_eq(res(-1, "", 0, &o), -ENOENT);
+    ck_assert_int_eq(res(-1, "/a/new/", 0, &o), 0);
+    ck_assert_int_eq(o.trailing_slash, 1);
+    res_out_close(&o);
+    char longc[NAME_MAX + 10];
+    memset(longc, 'x', sizeof longc);
+    longc[0] = '/';
+    longc[sizeof longc - 1] = 0;
+    ck_assert_int_eq(res(-1, longc, 0, &o), -ENAMETOOLONG);
+}
+END_TEST
+
+START_TEST(resolve_relative_and_rebase)
+{
+    struct res_out o;
+    char b[PATH_MAX], p[300];
+    snprintf(p, sizeof p, "%s/a/b", tree);
+    int start = open(p, O_PATH | O_DIRECTORY);
+    ck_assert_int_eq(res(start, "x.key", 0, &o), 0);
+    ck_assert_str_eq(where(&o, b, sizeof b), "/a/b");
+    res_out_close(&o);
+    /* ".." above the start rebuilds the chain from the root. */
+    ck_assert_int_eq(res(start, "../../../../../etc/y", 0, &o), 0);
+    ck_assert_str_eq(where(&o, b, sizeof b), "/etc");
+    res_out_close(&o);
+    close(start);
+    /* A start outside the root cannot climb. */
+    int outside = open("/tmp", O_PATH | O_DIRECTORY);
+    ck_assert_int_eq(res(outside, "../x", 0, &o), -EACCES);
+    close(outside);
+    /* Deep paths beyond the pinned stack still resolve ".." correctly. */
+    char deep[PATH_MAX] = "/a";
+    for (int i = 0; i < 40; i++) {
+        snprintf(p, sizeof p, "%s%s/d", tree, deep);
+        ck_assert_int_eq(mkdir(p, 0755), 0);
+        strcat(deep, "/d");
+    }
+    strcat(deep, "/");
+    for (int i = 0; i < 41; i++)
+        strcat(deep, "../");
+    strcat(deep, "etc/z");
+    ck_assert_int_eq(res(-1, deep, 0, &o), 0);
+    ck_assert_str_eq(where(&o, b, sizeof b), "/etc");
+    res_out_close(&o);
+}
+END_TEST
+
+START_TEST(resolve_proc_magic)
+{
+    /* With the real root, /proc/self/fd/N must become "my fd N" through the
+     * callback, never the supervisor's own fd table. */
+    int saved = rootfd;
+    rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    char p[64];
+    snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+    struct res_out o;
+    magic_calls = 0;
+    ck_assert_int_eq(res(-1, p, RES_FOLLOW, &o), 0);
+    ck_assert_int_eq(magic_calls, 1);
+    ck_assert_int_eq(o.magic, 1);
+    ck_assert(S_ISCHR(o.st.st_mode));
+    res_out_close(&o);
+    /* Not following: the link itself is refused rather than walked. */
+    ck_assert_int_eq(res(-1, "/proc/1/cwd/x", 0, &o), -EACCES);
+    close(fd);
+    close(rootfd);
+    rootfd = saved;
+}
+END_TEST
+
+/* ---- the static filter, in a child ---- */
+
+START_TEST(filter_static)
+{
+    struct guard_filter_cfg cfg = {.allow_unix_sockets = 0, .notify = 0};
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        char err[256];
+        if (guard_filter_install(&cfg, NULL, err, sizeof err) != 0)
+            _exit(10);
+        if (socket(AF_UNIX, SOCK_STREAM, 0) >= 0 || errno != EPERM)
+            _exit(11);
+        int inet = socket(AF_INET, SOCK_STREAM, 0);
+        if (inet < 0)
+            _exit(12);
+        close(inet);
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+            _exit(13);
+        if (ptrace(PTRACE_TRACEME, 0, 0, 0) >= 0 || errno != EPERM)
+            _exit(14);
+        if (syscall(435 /* clone3 */, NULL, 0) >= 0 || errno != ENOSYS)
+            _exit(15);
+        if (syscall(437 /* openat2 */, AT_FDCWD, "/", NULL, 0) >= 0 || errno != ENOSYS)
+            _exit(16);
+        /* O_CREAT is untouched without notify. */
+        char tmp[] = "/tmp/ccsb-guard-unit-f-XXXXXX";
+        int t = mkstemp(tmp);
+        if (t < 0)
+            _exit(17);
+        unlink(tmp);
+        _exit(0);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
+}
+END_TEST
+
+START_TEST(filter_allow_unix)
+{
+    struct guard_filter_cfg cfg = {.allow_unix_sockets = 1, .notify = 0};
+    pid_t pid = fork();
+    if (pid == 0) {
+        char err[256];
+        if (guard_filter_install(&cfg, NULL, err, sizeof err) != 0)
+            _exit(10);
+        int s = socket(AF_UNIX, SOCK_STREAM, 0);
+        _exit(s >= 0 ? 0 : 11);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
+}
+END_TEST
+
+START_TEST(probe_supported)
+{
+    char why[256];
+    ck_assert_msg(guard_supported(why, sizeof why) == 1, "%s", why);
+    /* No child left behind. */
+    ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("guard");
+    TCase *t = tcase_create("pure");
+    tcase_add_test(t, glob_validation);
+    tcase_add_test(t, glob_matching);
+    tcase_add_test(t, status_parsing);
+    suite_add_tcase(s, t);
+    t = tcase_create("resolve");
+    tcase_add_checked_fixture(t, setup_tree, teardown_tree);
+    tcase_add_test(t, resolve_stays_in_root);
+    tcase_add_test(t, resolve_symlinks);
+    tcase_add_test(t, resolve_relative_and_rebase);
+    tcase_add_test(t, resolve_proc_magic);
+    suite_add_tcase(s, t);
+    /* Valgrind does not implement seccomp(2): there these only run for real. */
+    const char *pre = getenv("LD_PRELOAD");
+    if (pre && strstr(pre, "vgpreload"))
+        return s;
+    t = tcase_create("kernel");
+    tcase_add_test(t, filter_static);
+    tcase_add_test(t, filter_allow_unix);
+    tcase_add_test(t, probe_supported);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *r = srunner_create(suite());
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed ? 1 : 0;
+}
