@@ -1,0 +1,334 @@
+/*
+ * Red team: attacks from inside a real bubblewrap session that go beyond
+ * the escape suite. Each test is an attempt that must fail; a test that
+ * fails here is an escape that works today (see the report for each).
+ *
+ * Every test has a fake home H, bound read-write at the same path (an
+ * agent working in a user's home is the case that matters most for the
+ * secret set), and the host's HOME points at it for the policy. Runs as
+ * root and (through run_as_user.sh) as an unprivileged user.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "bwrap_harness.h"
+
+static struct h h;
+static char *H; /* the fake home, bound read-write */
+static char *snap_h;
+static ccsb_spec *spec;
+
+static char *join(const char *a, const char *b)
+{
+    char *p = NULL;
+    ck_assert_int_ge(asprintf(&p, "%s/%s", a, b), 0);
+    return p;
+}
+
+static void setup(void)
+{
+    h_init(&h);
+    H = h_tmpdir("rt-home");
+    char *ssh = join(H, ".ssh");
+    ck_assert_int_eq(mkdir(ssh, 0700), 0);
+    free(ssh);
+    setenv("HOME", H, 1);
+    ck_assert_int_eq(ccsb_spec_new(&spec), 0);
+    ccsb_spec_set_backend(spec, CCSB_BACKEND_NATIVE);
+    ccsb_spec_add_bind_mount(spec, H, NULL, 0);
+    ccsb_spec_set_guest_workdir(spec, H);
+}
+
+static void teardown(void)
+{
+    h_done(&h);
+    ccsb_spec_free(spec);
+    spec = NULL;
+    h_rmtree(H);
+    free(H);
+    free(snap_h);
+    H = snap_h = NULL;
+}
+
+static void launch(void)
+{
+    int r = h_launch(&h, spec);
+    ck_assert_msg(r == 0, "launch: %s: %s", ccsb_strerror(r), h_errmsg(&h));
+}
+
+static struct h_exec *runf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static struct h_exec *runf(const char *fmt, ...)
+{
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    struct h_exec *x = h_run(&h, cmd);
+    ck_assert_ptr_nonnull(x);
+    return x;
+}
+
+/* Stops the session; H must be byte for byte as before the attack. */
+static void assert_home_unchanged(void)
+{
+    ccsb_session_destroy(h.s);
+    h.s = NULL;
+    char *now = h_snapshot(H);
+    ck_assert_msg(strcmp(now, snap_h) == 0, "the home changed on the host:\nbefore:\n%s\nafter:\n%s",
+                  snap_h, now);
+    free(now);
+}
+
+/* ---- the secret set, when an entry does not exist yet -------------------------- */
+
+/*
+ * ~/.aws/config with credential_process, ~/.kube/config with an exec
+ * plugin, ~/.npmrc with script-shell, ~/.docker/config.json with a
+ * credential helper: each makes the user's next aws/kubectl/npm/docker run
+ * execute a program of the agent's choice on the host, outside the sandbox.
+ * All of them are in the read-denied secret set; when they exist they are
+ * masked (and so unwritable), but when they are missing nothing covers them.
+ */
+START_TEST(plant_missing_secret_files)
+{
+    snap_h = h_snapshot(H);
+    launch();
+    struct h_exec *x = runf(
+        "cd %s; "
+        "mkdir -p .aws && printf '[default]\\ncredential_process = /bin/sh -c id\\n' > .aws/config "
+        "&& echo PLANTED-aws; "
+        "mkdir -p .kube && echo 'users: [{name: x, user: {exec: {command: /bin/id}}}]' > "
+        ".kube/config && echo PLANTED-kube; "
+        "echo 'script-shell=/bin/id' > .npmrc && echo PLANTED-npmrc; "
+        "mkdir -p .docker && echo '{\"credsStore\": \"evil\"}' > .docker/config.json && "
+        "echo PLANTED-docker; "
+        "echo 'machine example.com login x password y' > .netrc && echo PLANTED-netrc; "
+        "mkdir -p .gnupg && echo 'pinentry-program /bin/id' > .gnupg/gpg-agent.conf && "
+        "echo PLANTED-gnupg; "
+        "mkdir -p .m2 && echo '<settings/>' > .m2/settings.xml && echo PLANTED-m2",
+        H);
+    ck_assert_msg(strstr(x->out, "PLANTED") == NULL, "secret-set files were created: %s", x->out);
+    assert_home_unchanged();
+}
+END_TEST
+
+/*
+ * A warm session lives for hours. The user runs `aws configure` or
+ * `ssh-keygen` on the host meanwhile: the new secret must stay unreadable
+ * inside, as it would have been had it existed at launch.
+ */
+START_TEST(read_secret_created_after_launch)
+{
+    launch();
+    struct h_exec *x = runf("echo warm");
+    ck_assert_int_eq(x->code, 0);
+
+    char *aws = join(H, ".aws"), *cred = join(H, ".aws/credentials");
+    char *key = join(H, ".ssh/id_ed25519");
+    /* like `mkdir -p`: a fixed launch may hold a placeholder there */
+    ck_assert_msg(mkdir(aws, 0700) == 0 || errno == EEXIST, "mkdir %s: %s", aws, strerror(errno));
+    h_write(cred, "aws_secret_access_key = LATE-AWS-SECRET\n");
+    /* .ssh existed at launch; a key added later is covered by its mask */
+    h_write(key, "LATE-SSH-SECRET\n");
+
+    x = runf("cat %s/.aws/credentials %s/.ssh/id_ed25519; ls -la %s/.aws", H, H, H);
+    ck_assert_msg(strstr(x->out, "LATE-SSH-SECRET") == NULL, "ssh key read: %s", x->out);
+    ck_assert_msg(strstr(x->out, "LATE-AWS-SECRET") == NULL,
+                  "a secret created on the host after launch is readable inside: %s", x->out);
+    free(aws);
+    free(cred);
+    free(key);
+}
+END_TEST
+
+/* ---- /proc/sys ------------------------------------------------------------------ */
+
+/*
+ * When the host process runs as root (CI, containers), the sandbox's uid 0
+ * is the host's uid 0 without capabilities. Sysctl files are checked by
+ * owner only (test_perm: euid == GLOBAL_ROOT_UID gets the owner's bits), so
+ * unless /proc/sys is read-only the command can set kernel.core_pattern to
+ * "|/path/in/workspace" and have the kernel run it as root on the host at
+ * the next crash, or switch off fs.protected_*, kernel.randomize_va_space...
+ * Opening for writing is the whole permission check; nothing is written.
+ */
+START_TEST(host_sysctls_writable)
+{
+    launch();
+    struct h_exec *x = runf(
+        "python3 - <<'EOF'\n"
+        "import os\n"
+        "# settings that belong to the sandbox's own namespaces (net, ipc, uts, pid, user)\n"
+        "own = ('/proc/sys/net/', '/proc/sys/user/', '/proc/sys/fs/mqueue/')\n"
+        "own_kernel = {'auto_msgmni', 'msgmax', 'msgmnb', 'msgmni', 'sem', 'shm_rmid_forced',\n"
+        "              'shmall', 'shmmax', 'shmmni', 'ns_last_pid', 'pid_max', 'hostname',\n"
+        "              'domainname'}\n"
+        "hits = []\n"
+        "for root, dirs, files in os.walk('/proc/sys'):\n"
+        "    for f in files:\n"
+        "        p = os.path.join(root, f)\n"
+        "        if p.startswith(own) or (root == '/proc/sys/kernel' and f in own_kernel):\n"
+        "            continue\n"
+        "        try:\n"
+        "            os.close(os.open(p, os.O_WRONLY | os.O_NONBLOCK)); hits.append(p)\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "for p in ('/proc/sysrq-trigger',):\n"
+        "    try:\n"
+        "        os.close(os.open(p, os.O_WRONLY)); hits.append(p)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "print('WRITABLE %%d %%s' %% (len(hits), ' '.join(hits[:8])) if hits else 'none writable')\n"
+        "EOF");
+    ck_assert_msg(strstr(x->out, "none writable") != NULL,
+                  "host kernel settings are writable from the sandbox: %s%s", x->out, x->err);
+}
+END_TEST
+
+/* ---- the kernel keyring ---------------------------------------------------------- */
+
+/*
+ * bwrap --new-session makes a new process session, not a new session
+ * keyring: every sandbox process inherits the host process's session
+ * keyring and "possesses" its keys (Kerberos KEYRING: caches, ecryptfs and
+ * cifs credentials, keys a host program parked there). The test process
+ * joins a fresh anonymous session keyring first so nothing of the real
+ * machine is touched.
+ */
+START_TEST(read_host_session_keyring)
+{
+    ck_assert_int_ge(syscall(SYS_keyctl, 1 /* KEYCTL_JOIN_SESSION_KEYRING */, NULL), 0);
+    char secret[64];
+    snprintf(secret, sizeof secret, "KEYRING-SECRET-%d", (int)getpid());
+    long kid = syscall(SYS_add_key, "user", "ccsb-redteam", secret, strlen(secret),
+                       -3 /* KEY_SPEC_SESSION_KEYRING */);
+    ck_assert_int_ge(kid, 0);
+    h_done(&h); /* the context's loop thread must start after the join */
+    h_init(&h);
+    launch();
+    struct h_exec *x = runf(
+        "python3 - <<'EOF'\n"
+        "import ctypes, os\n"
+        "nr = {'x86_64': 250, 'aarch64': 219, 'riscv64': 219}.get(os.uname().machine)\n"
+        "libc = ctypes.CDLL(None, use_errno=True); libc.syscall.restype = ctypes.c_long\n"
+        "kid = libc.syscall(nr, 10, ctypes.c_long(-3), b'user', b'ccsb-redteam', 0)  # SEARCH\n"
+        "if kid < 0:\n"
+        "    print('search failed', os.strerror(ctypes.get_errno()))\n"
+        "else:\n"
+        "    buf = ctypes.create_string_buffer(128)\n"
+        "    n = libc.syscall(nr, 11, ctypes.c_long(kid), buf, 128)  # READ\n"
+        "    print('READ', buf.raw[:n].decode() if n > 0 else os.strerror(ctypes.get_errno()))\n"
+        "EOF");
+    ck_assert_msg(strstr(x->out, secret) == NULL,
+                  "the host's session keyring is readable inside: %s%s", x->out, x->err);
+}
+END_TEST
+
+/* ---- ccsb-init and the control channel (blocked today) ---------------------------- */
+
+/*
+ * The command tries to reach PID 1's control socket or to take PID 1 over:
+ * its fds, its root and cwd, ptrace, every catchable signal. Then the
+ * session must still serve execs and report them truthfully.
+ */
+START_TEST(take_over_init)
+{
+    snap_h = h_snapshot(H);
+    launch();
+    struct h_exec *x = runf(
+        "ls /proc/self/fd | tr '\\n' ' '; echo; "
+        "for f in 0 1 2 3 4 5; do [ -e /proc/1/fd/$f ] && : > /proc/1/fd/$f 2>/dev/null && "
+        "echo INIT_FD_$f; done; "
+        "ls /proc/1/root/ >/dev/null 2>&1 && echo INIT_ROOT; "
+        "ls /proc/1/cwd/ >/dev/null 2>&1 && echo INIT_CWD; "
+        "cat /proc/1/environ >/dev/null 2>&1 && echo INIT_ENV; "
+        "cat /proc/1/mem >/dev/null 2>&1 && echo INIT_MEM; "
+        "python3 -c 'import ctypes; l=ctypes.CDLL(None); "
+        "print(\"TRACED\" if l.ptrace(16, 1, 0, 0) == 0 else \"no-trace\")'; "
+        "python3 -c 'print(open(\"/proc/net/unix\").read().count(\"\\n\") - 1, "
+        "\"unix sockets visible\")'; "
+        "for s in HUP INT QUIT USR1 USR2 TERM PIPE ALRM CHLD CONT TSTP SEGV; do kill -$s 1; done; "
+        "echo signalled");
+    ck_assert_msg(strstr(x->out, "INIT_") == NULL, "reached ccsb-init: %s", x->out);
+    ck_assert_msg(strstr(x->out, "TRACED") == NULL, "ptrace of ccsb-init: %s", x->out);
+    /* only stdio: the listing's own directory fd is the 4th */
+    ck_assert_msg(strncmp(x->out, "0 1 2 3 \n", 9) == 0, "inherited fds: %s", x->out);
+    ck_assert_msg(strstr(x->out, "0 unix sockets visible") != NULL, "%s", x->out);
+    ck_assert_ptr_nonnull(strstr(x->out, "signalled"));
+    h_pump(&h, 200);
+    x = runf("exit 7");
+    ck_assert_int_eq(x->code, 7);
+    /* a pty exec gets no more than a pipe exec */
+    uint64_t id = h_start(&h, "ls /proc/self/fd | tr '\\n' ' '", 24, 80);
+    ck_assert_int_eq(h_wait(&h, id, 10000), 0);
+    ck_assert_msg(strstr(h_exec(&h, id)->out, "0 1 2 3 ") != NULL &&
+                      strstr(h_exec(&h, id)->out, " 4 ") == NULL,
+                  "pty exec fds: %s", h_exec(&h, id)->out);
+    assert_home_unchanged();
+}
+END_TEST
+
+/* ---- the host's unix sockets ------------------------------------------------------- */
+
+/* Abstract unix sockets belong to the network namespace: the host's are out of reach. */
+START_TEST(host_abstract_unix_socket)
+{
+    int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    ck_assert_int_ge(ls, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    char name[64];
+    int n = snprintf(name, sizeof name, "ccsb-redteam-%d", (int)getpid());
+    memcpy(a.sun_path + 1, name, (size_t)n);
+    socklen_t al = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+    ck_assert_int_eq(bind(ls, (struct sockaddr *)&a, al), 0);
+    ck_assert_int_eq(listen(ls, 4), 0);
+    launch();
+    struct h_exec *x = runf("python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); "
+                            "s.settimeout(2)\n"
+                            "try:\n s.connect(\"\\0%s\"); print(\"CONNECTED\")\n"
+                            "except OSError as e: print(\"refused\", e.errno)'",
+                            name);
+    ck_assert_msg(strstr(x->out, "CONNECTED") == NULL, "reached the host: %s", x->out);
+    ck_assert_ptr_nonnull(strstr(x->out, "refused"));
+    ck_assert_int_lt(accept(ls, NULL, NULL), 0);
+    close(ls);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("redteam-sandbox");
+    TCase *tc = tcase_create("attempts");
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, plant_missing_secret_files);
+    tcase_add_test(tc, read_secret_created_after_launch);
+    tcase_add_test(tc, host_sysctls_writable);
+    tcase_add_test(tc, read_host_session_keyring);
+    tcase_add_test(tc, take_over_init);
+    tcase_add_test(tc, host_abstract_unix_socket);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
