@@ -28,7 +28,9 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/keyctl.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -458,6 +460,11 @@ int init_main(int argc, char **argv)
     if (init_apply_mounts(sv.opts.mounts, sv.opts.n_mounts, why, sizeof why) < 0 ||
         init_drop_caps(why, sizeof why) < 0)
         fatal_text(&sv, why);
+
+    /* A session keyring of our own: the host's (inherited through bwrap)
+     * would hand its keys to every sandbox process. */
+    if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
+        fatal(&sv, "keyctl(KEYCTL_JOIN_SESSION_KEYRING)", errno);
 
     say_ready(&sv);
 

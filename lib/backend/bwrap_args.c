@@ -284,6 +284,12 @@ static int add_system(struct builder *b)
     }
     if ((r = args2(b, "--dev", "/dev")) || (r = args2(b, "--proc", "/proc")))
         return r;
+    /* bwrap leaves /proc/sys writable: the sandbox of a root host is uid 0
+     * on the host, and sysctls check only the owner (kernel.core_pattern
+     * would be a root shell on the host). Read-only, whoever runs us. */
+    if ((r = args3(b, "--ro-bind", "/proc/sys", "/proc/sys")) ||
+        (r = args3(b, "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger")))
+        return r;
     if (b->o->session_tmp)
         r = args3(b, "--bind", b->o->session_tmp, "/tmp");
     else
@@ -568,6 +574,13 @@ static int mask_spelling(struct builder *b, const struct policy_path *pp, const 
         if (kind == BWRAP_KIND_DIR)
             r = add_entry(b, &b->masks, &b->nmasks, guests.v[i], NULL, 1);
         else if (kind == BWRAP_KIND_FILE)
+            r = add_entry(b, &b->masks, &b->nmasks, guests.v[i], "/dev/null", 1);
+        /* Missing, but a placeholder is planned (the secret is also
+         * deny-write inside a writable root): mask the placeholder too, so
+         * a secret the host creates later is not readable through it. */
+        else if (kind == BWRAP_KIND_MISSING && strv_contains(&b->out->ph_dirs, s))
+            r = add_entry(b, &b->masks, &b->nmasks, guests.v[i], NULL, 1);
+        else if (kind == BWRAP_KIND_MISSING && strv_contains(&b->out->ph_files, s))
             r = add_entry(b, &b->masks, &b->nmasks, guests.v[i], "/dev/null", 1);
         else
             continue;

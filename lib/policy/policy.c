@@ -379,6 +379,25 @@ static int add_spec_paths(struct build *b, const char *name, const struct strv *
     return 0;
 }
 
+static int under(const char *path, const char *root)
+{
+    size_t n = strlen(root);
+    if (n == 1 && root[0] == '/')
+        return 1;
+    return strncmp(path, root, n) == 0 && (path[n] == 0 || path[n] == '/');
+}
+
+/* 1 when path (as written) lies at or under a writable root, in either of
+ * the root's spellings. */
+static int in_writable_root(const struct build *b, const char *path)
+{
+    const struct policy_paths *w = &b->p->writable_roots;
+    for (size_t i = 0; i < w->n; i++)
+        if (under(path, w->v[i].path) || (w->v[i].resolved && under(path, w->v[i].resolved)))
+            return 1;
+    return 0;
+}
+
 static int add_secrets(struct build *b)
 {
     if (b->p->home) {
@@ -386,7 +405,13 @@ static int add_secrets(struct build *b)
             char *path = path_join(b->p->home, e->path);
             if (!path)
                 return nomem(b);
+            /* Inside a writable root (a bound $HOME) a secret is never
+             * writable either, existing or not: a planted ~/.aws/config
+             * runs code on the host (credential_process), and one made by
+             * the host later must not be readable through it. */
             int r = add_path(b, &b->p->deny_read, path);
+            if (!r && !strpbrk(e->path, "*?") && in_writable_root(b, path))
+                r = add_path(b, &b->p->deny_write, path);
             free(path);
             if (r)
                 return r;
