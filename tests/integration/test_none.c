@@ -881,6 +881,36 @@ START_TEST(probe_with_sigchld_ignored)
 }
 END_TEST
 
+START_TEST(stdin_errors_say_what_happened)
+{
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    /* The command closes its stdin and keeps running. */
+    ccsb_exec_req *req = NULL;
+    ccsb_exec_req_new(&req);
+    const char *argv[] = {"sh", "-c", "exec 0<&-; echo closed; sleep 5"};
+    ccsb_exec_req_set_argv(req, argv, 3);
+    ccsb_exec_req_set_stdin(req, CCSB_STDIN_PIPE);
+    uint64_t id;
+    ck_assert_int_eq(ccsb_exec(s, req, &id), 0);
+    ccsb_exec_req_free(req);
+    struct result r = {0};
+    wait_output(ctx, id, &r, "closed", 5000);
+    ck_assert_int_eq(ccsb_exec_write_stdin(s, id, "x", 1), CCSB_E_STATE);
+    ck_assert_msg(strstr(ccsb_ctx_errmsg(ctx), "stdin"), "message: '%s'", ccsb_ctx_errmsg(ctx));
+    ck_assert_int_eq(ccsb_exec_close_stdin(s, id), 0);
+    ck_assert_int_eq(ccsb_exec_write_stdin(s, id, "x", 1), CCSB_E_STATE);
+    ck_assert_msg(strstr(ccsb_ctx_errmsg(ctx), "closed"), "message: '%s'", ccsb_ctx_errmsg(ctx));
+    ck_assert_int_eq(ccsb_exec_close_stdin(s, id), CCSB_E_STATE);
+    ck_assert_msg(strstr(ccsb_ctx_errmsg(ctx), "stdin"), "message: '%s'", ccsb_ctx_errmsg(ctx));
+    ck_assert_int_eq(ccsb_exec_resize_pty(s, id, 10, 10), CCSB_E_STATE);
+    ck_assert_msg(strstr(ccsb_ctx_errmsg(ctx), "pty"), "message: '%s'", ccsb_ctx_errmsg(ctx));
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
 static Suite *none_suite(void)
 {
     Suite *s = suite_create("none-backend");
@@ -908,6 +938,7 @@ static Suite *none_suite(void)
     tcase_add_test(tc, suspend_spares_a_reused_group_id);
     tcase_add_test(tc, stop_removes_a_tmp_made_unwritable);
     tcase_add_test(tc, probe_with_sigchld_ignored);
+    tcase_add_test(tc, stdin_errors_say_what_happened);
     suite_add_tcase(s, tc);
     return s;
 }
