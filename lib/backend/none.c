@@ -32,6 +32,7 @@
 #include "core/ctx.h"
 #include "core/event.h"
 #include "core/exec_req.h"
+#include "core/fd.h"
 #include "core/session.h"
 #include "spec/spec.h"
 #include "util/strv.h"
@@ -228,6 +229,15 @@ static int watch_by_thread(pid_t pid)
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
         return -1;
+    p[0] = fd_above_stdio(p[0]);
+    p[1] = fd_above_stdio(p[1]);
+    if (p[0] < 0 || p[1] < 0) {
+        if (p[0] >= 0)
+            close(p[0]);
+        if (p[1] >= 0)
+            close(p[1]);
+        return -1;
+    }
     struct waiter *w = malloc(sizeof *w);
     pthread_t t;
     pthread_attr_t attr;
@@ -331,7 +341,7 @@ static int none_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_e
         struct none_session *ns = s->bdata;
         ns->pgids[ns->n - 1] = pid; /* the slot was reserved before fork */
     }
-    ne->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    ne->pidfd = fd_above_stdio((int)syscall(SYS_pidfd_open, pid, 0));
     ne->watch_fd = ne->pidfd;
     if (ne->pidfd < 0 && errno == ENOSYS)
         ne->watch_fd = watch_by_thread(pid);

@@ -5,6 +5,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -911,6 +912,54 @@ START_TEST(stdin_errors_say_what_happened)
 }
 END_TEST
 
+START_TEST(host_with_stdio_closed)
+{
+    /* A daemon that closed 0-2: the library's own descriptors must not take
+     * those numbers, where the host's next perror() or read(0) would hit
+     * them. Everything still works. */
+    int saved[3];
+    for (int i = 0; i < 3; i++) {
+        saved[i] = fcntl(i, F_DUPFD_CLOEXEC, 10);
+        ck_assert_int_ge(saved[i], 0);
+        close(i);
+    }
+    ccsb_ctx *ctx = NULL;
+    int r = ccsb_ctx_new(&ctx, NULL, 0);
+    ccsb_session *s = r == 0 ? launch_none(ctx, NULL) : NULL;
+    ccsb_exec_req *req = NULL;
+    ccsb_exec_req_new(&req);
+    const char *argv[] = {"sh", "-c", "cat; ls /proc/self/fd | wc -l"};
+    ccsb_exec_req_set_argv(req, argv, 3);
+    ccsb_exec_req_set_stdin(req, CCSB_STDIN_PIPE);
+    uint64_t id = 0;
+    int er = s ? ccsb_exec(s, req, &id) : -1;
+    ccsb_exec_req_free(req);
+    int taken[3];
+    for (int i = 0; i < 3; i++)
+        taken[i] = fcntl(i, F_GETFD) >= 0;
+    int w = er == 0 ? ccsb_exec_write_stdin(s, id, "hello\n", 6) : -1;
+    int c = er == 0 ? ccsb_exec_close_stdin(s, id) : -1;
+    struct result res = {0};
+    if (er == 0)
+        wait_exit(ctx, id, &res, 5000);
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+    for (int i = 0; i < 3; i++) {
+        dup2(saved[i], i);
+        close(saved[i]);
+    }
+    ck_assert_int_eq(r, 0);
+    ck_assert_int_eq(er, 0);
+    ck_assert_msg(!taken[0] && !taken[1] && !taken[2], "library fds took 0-2: %d %d %d",
+                  taken[0], taken[1], taken[2]);
+    ck_assert_int_eq(w, 6);
+    ck_assert_int_eq(c, 0);
+    ck_assert(res.exited);
+    ck_assert_int_eq(res.code, 0);
+    ck_assert_msg(strncmp(res.out, "hello\n", 6) == 0, "got '%s'", res.out);
+}
+END_TEST
+
 static Suite *none_suite(void)
 {
     Suite *s = suite_create("none-backend");
@@ -939,6 +988,7 @@ static Suite *none_suite(void)
     tcase_add_test(tc, stop_removes_a_tmp_made_unwritable);
     tcase_add_test(tc, probe_with_sigchld_ignored);
     tcase_add_test(tc, stdin_errors_say_what_happened);
+    tcase_add_test(tc, host_with_stdio_closed);
     suite_add_tcase(s, tc);
     return s;
 }
