@@ -268,6 +268,26 @@ static int watch_by_thread(pid_t pid)
     return p[0];
 }
 
+/*
+ * The command ended and someone else in the host reaped it before we had a
+ * pidfd (see status_lost). It still ran: a descriptor that is readable at
+ * once sends it through the usual exit path, which reports what is known.
+ */
+static int already_gone(void)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -1;
+    char c = 1;
+    ssize_t n = write(p[1], &c, 1);
+    close(p[1]);
+    if (n != 1) {
+        close(p[0]);
+        return -1;
+    }
+    return fd_above_stdio(p[0]);
+}
+
 static int none_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_exec_req *req,
                      int cin, int cout, int cerr, char *err, size_t errlen)
 {
@@ -345,6 +365,8 @@ static int none_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_e
     ne->watch_fd = ne->pidfd;
     if (ne->pidfd < 0 && errno == ENOSYS)
         ne->watch_fd = watch_by_thread(pid);
+    else if (ne->pidfd < 0 && errno == ESRCH)
+        ne->watch_fd = already_gone();
     if (ne->watch_fd >= 0)
         ne->ev = event_new(ctx_base(s->ctx), ne->watch_fd, EV_READ, on_exit_ready, x);
     if (ne->watch_fd < 0 || !ne->ev || event_add(ne->ev, NULL) < 0) {

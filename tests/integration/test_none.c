@@ -587,6 +587,36 @@ static void exit_status_survives_host_sigchld(void (*handler)(int))
     sigaction(SIGCHLD, &old, NULL);
 }
 
+START_TEST(fast_execs_with_sigchld_ignored)
+{
+    /* A command may be over, and reaped by the kernel, before the library
+     * gets its pidfd: the exec still started, only its status is lost. */
+    struct sigaction sa = {.sa_handler = SIG_IGN}, old;
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGCHLD, &sa, &old), 0);
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    for (int i = 0; i < 300; i++) {
+        ccsb_exec_req *req = NULL;
+        ccsb_exec_req_new(&req);
+        const char *argv[] = {"/nonexistent/ccsb-test-command"};
+        ccsb_exec_req_set_argv(req, argv, 1);
+        uint64_t id = 0;
+        int r = ccsb_exec(s, req, &id);
+        ccsb_exec_req_free(req);
+        ck_assert_msg(r == 0, "round %d: %s", i, ccsb_ctx_errmsg(ctx));
+        struct result res = {0};
+        wait_exit(ctx, id, &res, 5000);
+        ck_assert(res.exited);
+        ck_assert(res.code == 127 || (res.code == 255 && strstr(res.error_msg, "SIGCHLD")));
+    }
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+    sigaction(SIGCHLD, &old, NULL);
+}
+END_TEST
+
 START_TEST(exit_status_with_sigchld_ignored)
 {
     /* SIG_IGN makes the kernel reap SIGCHLD children by itself. */
@@ -985,6 +1015,7 @@ static Suite *none_suite(void)
     tcase_add_test(tc, pty_kill_right_after_start);
     tcase_add_test(tc, exit_status_with_sigchld_ignored);
     tcase_add_test(tc, exit_status_with_host_reaping_any_child);
+    tcase_add_test(tc, fast_execs_with_sigchld_ignored);
     tcase_add_test(tc, output_is_throttled_when_the_host_does_not_drain);
     tcase_add_test(tc, session_ended_from_inside_a_callback);
     tcase_add_test(tc, session_destroyed_in_callback_then_context_freed);
