@@ -153,7 +153,9 @@ CCSB_API const char *ccsb_event_session_id(const ccsb_event *ev);
 CCSB_API uint64_t ccsb_event_exec_id(const ccsb_event *ev);
 /* stdout/stderr bytes (not NUL-terminated); NULL with *len 0 otherwise. */
 CCSB_API const uint8_t *ccsb_event_data(const ccsb_event *ev, size_t *len);
-/* exit: the exit status, or -1 when the process died from a signal. */
+/* exit: the exit status, or -1 when the process died from a signal. 255,
+ * after an error event for the exec, when the host process took the status
+ * itself (it ignores SIGCHLD or reaps with waitpid(-1)). */
 CCSB_API int ccsb_event_exit_code(const ccsb_event *ev);
 /* exit: the terminating signal, 0 when it exited normally. */
 CCSB_API int ccsb_event_signal(const ccsb_event *ev);
@@ -182,7 +184,10 @@ CCSB_API void ccsb_event_free(ccsb_event *ev);
  * Way 1: a callback, invoked on the thread that drives the loop (the
  * library thread, or the thread running the caller's event_base). While a
  * callback is set, events go to it and are not queued. Replacing or clearing
- * (cb == NULL) calls the previous destroy notifier.
+ * (cb == NULL) calls the previous destroy notifier; from inside a callback,
+ * once that callback has returned. Inside a callback, ccsb_session_stop
+ * returns CCSB_E_REENTRANT and ccsb_session_destroy takes effect when the
+ * callback has returned.
  */
 typedef void (*ccsb_event_cb)(const ccsb_event *ev, void *userdata);
 CCSB_API int ccsb_ctx_set_event_callback(ccsb_ctx *ctx, ccsb_event_cb cb,
@@ -191,7 +196,8 @@ CCSB_API int ccsb_ctx_set_event_callback(ccsb_ctx *ctx, ccsb_event_cb cb,
 /*
  * Way 2: pull. The fd becomes readable while events are queued; do not read
  * it, call ccsb_ctx_next_event until it returns CCSB_E_AGAIN. The fd is
- * owned by the context.
+ * owned by the context. While undrained events hold 8 MiB the library stops
+ * reading the commands' output (they block in write) until the host drains.
  */
 CCSB_API int ccsb_ctx_get_fd(const ccsb_ctx *ctx);
 /* Pops one event (caller frees it) or returns CCSB_E_AGAIN. Any thread. */
@@ -199,14 +205,16 @@ CCSB_API int ccsb_ctx_next_event(ccsb_ctx *ctx, ccsb_event **out);
 /*
  * Blocks until an event is queued or timeout_ms passes (-1: forever), then
  * pops it. With a caller-owned event_base this runs that base while it
- * waits, so it must not be called from inside the base's own dispatch.
+ * waits, so it must not be called from inside the base's own dispatch; it
+ * fails with CCSB_E_STATE when nothing on the base could produce an event.
  */
 CCSB_API int ccsb_ctx_wait_event(ccsb_ctx *ctx, int timeout_ms, ccsb_event **out);
 
 /*
  * Way 3: a doorbell. wake is called (possibly on a library thread) whenever
  * the queue goes from empty to non-empty; it must only schedule a drain with
- * ccsb_ctx_next_event on the caller's own thread.
+ * ccsb_ctx_next_event on the caller's own thread. Replacing it waits for a
+ * ring in progress before calling the previous destroy notifier.
  */
 typedef void (*ccsb_wakeup_fn)(void *userdata);
 CCSB_API int ccsb_ctx_set_wakeup(ccsb_ctx *ctx, ccsb_wakeup_fn wake,
@@ -329,9 +337,11 @@ CCSB_API int ccsb_spec_set_pids_max(ccsb_spec *spec, uint32_t count);
  */
 CCSB_API int ccsb_launch(ccsb_ctx *ctx, const ccsb_spec *spec, ccsb_session **out);
 
-/* Kills every process of the session; state becomes destroyed. */
+/* Kills every process of the session; state becomes destroyed.
+ * CCSB_E_REENTRANT from inside a callback of the context. */
 CCSB_API int ccsb_session_stop(ccsb_session *s);
-/* Stops if needed and frees the handle. NULL-safe, any thread. */
+/* Stops if needed and frees the handle. NULL-safe, any thread; from inside
+ * a callback of the context it takes effect once the callback returned. */
 CCSB_API void ccsb_session_destroy(ccsb_session *s);
 /* Freeze / thaw every process of the session. */
 CCSB_API int ccsb_session_suspend(ccsb_session *s);

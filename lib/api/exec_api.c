@@ -1,4 +1,6 @@
 /* The exec request builder and the exported exec calls. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,27 +160,43 @@ enum { OP_WRITE, OP_CLOSE, OP_KILL, OP_RESIZE };
 static int io_on_loop(void *arg)
 {
     struct io_args *a = arg;
+    struct ccsb_ctx *ctx = a->s->ctx;
+    unsigned long long id = (unsigned long long)a->id;
     struct exec *x = session_find_exec(a->s, a->id);
     if (!x)
-        return ctx_err(a->s->ctx, CCSB_E_NOTFOUND, "no exec %llu in session %s",
-                       (unsigned long long)a->id, a->s->id);
+        return ctx_err(ctx, CCSB_E_NOTFOUND, "no exec %llu in session %s", id, a->s->id);
+    int r;
     switch (a->op) {
     case OP_WRITE:
-        return exec_write_stdin(x, a->buf, a->len);
+        r = exec_write_stdin(x, a->buf, a->len);
+        if (r == CCSB_E_STATE)
+            return ctx_err(ctx, r, "exec %llu: stdin is closed (not a pipe, closed already, "
+                                   "or closed by the command)", id);
+        if (r == CCSB_E_AGAIN)
+            return ctx_err(ctx, r, "exec %llu: the stdin pipe is full", id);
+        if (r < 0)
+            return ctx_err(ctx, r, "exec %llu: writing stdin: %s", id, strerror(errno));
+        return r;
     case OP_CLOSE:
-        return exec_close_stdin(x);
+        r = exec_close_stdin(x);
+        if (r == CCSB_E_STATE)
+            return ctx_err(ctx, r, "exec %llu: stdin is not open", id);
+        if (r < 0)
+            return ctx_err(ctx, r, "exec %llu: closing stdin: %s", id, strerror(errno));
+        return 0;
     case OP_KILL:
         if (!x->running)
-            return ctx_err(a->s->ctx, CCSB_E_STATE, "exec %llu already ended",
-                           (unsigned long long)a->id);
+            return ctx_err(ctx, CCSB_E_STATE, "exec %llu already ended", id);
         if (!x->kill_reason)
             x->kill_reason = CCSB_KILL_MANUAL;
-        return a->s->ops->kill_exec(a->s, x, 9);
+        r = a->s->ops->kill_exec(a->s, x, SIGKILL);
+        return r < 0 ? ctx_err(ctx, r, "exec %llu: kill: %s", id, strerror(errno)) : 0;
     case OP_RESIZE:
         if (!x->pty)
-            return ctx_err(a->s->ctx, CCSB_E_STATE, "exec %llu has no pty",
-                           (unsigned long long)a->id);
-        return a->s->ops->resize_pty(a->s, x, a->rows, a->cols);
+            return ctx_err(ctx, CCSB_E_STATE, "exec %llu has no pty", id);
+        r = a->s->ops->resize_pty(a->s, x, a->rows, a->cols);
+        return r < 0 ? ctx_err(ctx, r, "exec %llu: resizing the pty: %s", id, strerror(errno))
+                     : 0;
     }
     return CCSB_E_INTERNAL;
 }

@@ -32,6 +32,7 @@
 #include "core/ctx.h"
 #include "core/event.h"
 #include "core/exec_req.h"
+#include "core/fd.h"
 #include "core/session.h"
 #include "spec/spec.h"
 #include "util/strv.h"
@@ -228,6 +229,15 @@ static int watch_by_thread(pid_t pid)
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
         return -1;
+    p[0] = fd_above_stdio(p[0]);
+    p[1] = fd_above_stdio(p[1]);
+    if (p[0] < 0 || p[1] < 0) {
+        if (p[0] >= 0)
+            close(p[0]);
+        if (p[1] >= 0)
+            close(p[1]);
+        return -1;
+    }
     struct waiter *w = malloc(sizeof *w);
     pthread_t t;
     pthread_attr_t attr;
@@ -256,6 +266,26 @@ static int watch_by_thread(pid_t pid)
         return -1;
     }
     return p[0];
+}
+
+/*
+ * The command ended and someone else in the host reaped it before we had a
+ * pidfd (see status_lost). It still ran: a descriptor that is readable at
+ * once sends it through the usual exit path, which reports what is known.
+ */
+static int already_gone(void)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -1;
+    char c = 1;
+    ssize_t n = write(p[1], &c, 1);
+    close(p[1]);
+    if (n != 1) {
+        close(p[0]);
+        return -1;
+    }
+    return fd_above_stdio(p[0]);
 }
 
 static int none_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_exec_req *req,
@@ -331,10 +361,12 @@ static int none_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_e
         struct none_session *ns = s->bdata;
         ns->pgids[ns->n - 1] = pid; /* the slot was reserved before fork */
     }
-    ne->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    ne->pidfd = fd_above_stdio((int)syscall(SYS_pidfd_open, pid, 0));
     ne->watch_fd = ne->pidfd;
     if (ne->pidfd < 0 && errno == ENOSYS)
         ne->watch_fd = watch_by_thread(pid);
+    else if (ne->pidfd < 0 && errno == ESRCH)
+        ne->watch_fd = already_gone();
     if (ne->watch_fd >= 0)
         ne->ev = event_new(ctx_base(s->ctx), ne->watch_fd, EV_READ, on_exit_ready, x);
     if (ne->watch_fd < 0 || !ne->ev || event_add(ne->ev, NULL) < 0) {

@@ -27,6 +27,7 @@
 #include "core/ctx_internal.h"
 #include "core/event.h"
 #include "core/exec.h"
+#include "core/fd.h"
 #include "core/probe.h"
 #include "core/session.h"
 #include "util/err.h"
@@ -571,9 +572,9 @@ static int ctx_init(struct ccsb_ctx **out, struct event_base *base, char *errbuf
     int code = CCSB_E_IO;
     const char *what = "eventfd";
     int e = 0;
-    ctx->q_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    ctx->q_efd = fd_above_stdio(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (ctx->q_efd >= 0)
-        ctx->resume_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        ctx->resume_efd = fd_above_stdio(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (ctx->q_efd < 0 || ctx->resume_efd < 0)
         goto fail_errno;
     if (base) {
@@ -584,7 +585,10 @@ static int ctx_init(struct ccsb_ctx **out, struct event_base *base, char *errbuf
             /* We never use libevent's own locking: only our loop thread
              * touches the base. */
             event_config_set_flag(cfg, EVENT_BASE_FLAG_NOLOCK);
+            int held[3];
+            int n_held = fd_hold_stdio(held);
             ctx->base = event_base_new_with_config(cfg);
+            fd_release_stdio(held, n_held);
             event_config_free(cfg);
         }
         code = CCSB_E_NOMEM;
@@ -594,7 +598,7 @@ static int ctx_init(struct ccsb_ctx **out, struct event_base *base, char *errbuf
         ctx->own_base = 1;
         code = CCSB_E_IO;
         what = "eventfd";
-        ctx->call_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        ctx->call_efd = fd_above_stdio(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
         if (ctx->call_efd < 0)
             goto fail_errno;
         ctx->call_ev = event_new(ctx->base, ctx->call_efd, EV_READ | EV_PERSIST, run_calls, ctx);

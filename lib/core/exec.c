@@ -29,6 +29,7 @@
 #include "core/ctx.h"
 #include "core/event.h"
 #include "core/exec_req.h"
+#include "core/fd.h"
 #include "core/session.h"
 
 #define READ_CHUNK 65536
@@ -209,74 +210,69 @@ static int set_nonblock(int fd)
     return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-/* Host ends in h[3] (in, out, err), sandbox ends in c[3]. */
+/* Host ends in h[3] (in, out, err), sandbox ends in c[3]. None of them is
+ * 0, 1 or 2 (core/fd.h). */
 static int make_stdio(const struct ccsb_exec_req *req, int h[3], int c[3], char *err,
                       size_t errlen)
 {
     h[0] = h[1] = h[2] = c[0] = c[1] = c[2] = -1;
     if (req->pty) {
-        int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0)
+        h[1] = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (h[1] < 0 || grantpt(h[1]) < 0 || unlockpt(h[1]) < 0)
             goto fail;
         char name[128];
-        if (ptsname_r(m, name, sizeof name) != 0)
-            goto fail_m;
-        int sl = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (sl < 0)
-            goto fail_m;
-        struct winsize ws = {.ws_row = req->rows, .ws_col = req->cols};
-        ioctl(m, TIOCSWINSZ, &ws);
-        h[1] = m;
-        h[0] = fcntl(m, F_DUPFD_CLOEXEC, 3);
-        if (h[0] < 0) {
-            close(sl);
-            goto fail_m;
-        }
-        c[0] = sl;
-        c[1] = fcntl(sl, F_DUPFD_CLOEXEC, 3);
-        c[2] = fcntl(sl, F_DUPFD_CLOEXEC, 3);
-        if (c[1] < 0 || c[2] < 0)
-            goto fail_all;
-        if (set_nonblock(h[0]) < 0 || set_nonblock(h[1]) < 0)
-            goto fail_all;
-        return 0;
-    fail_m:
-        close(m);
-        goto fail;
-    }
-    int p[2];
-    if (req->stdin_mode == CCSB_STDIN_PIPE) {
-        if (pipe2(p, O_CLOEXEC) < 0)
-            goto fail_all;
-        c[0] = p[0];
-        h[0] = p[1];
-        if (set_nonblock(h[0]) < 0)
-            goto fail_all;
-    } else {
-        c[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (ptsname_r(h[1], name, sizeof name) != 0)
+            goto fail;
+        c[0] = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
         if (c[0] < 0)
-            goto fail_all;
+            goto fail;
+        struct winsize ws = {.ws_row = req->rows, .ws_col = req->cols};
+        ioctl(h[1], TIOCSWINSZ, &ws);
+        h[0] = fcntl(h[1], F_DUPFD_CLOEXEC, 3);
+        c[1] = fcntl(c[0], F_DUPFD_CLOEXEC, 3);
+        c[2] = fcntl(c[0], F_DUPFD_CLOEXEC, 3);
+        if (h[0] < 0 || c[1] < 0 || c[2] < 0 || set_nonblock(h[1]) < 0)
+            goto fail;
+    } else {
+        int p[2];
+        if (req->stdin_mode == CCSB_STDIN_PIPE) {
+            if (pipe2(p, O_CLOEXEC) < 0)
+                goto fail;
+            c[0] = p[0];
+            h[0] = p[1];
+            if (set_nonblock(h[0]) < 0)
+                goto fail;
+        } else {
+            c[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+            if (c[0] < 0)
+                goto fail;
+        }
+        if (pipe2(p, O_CLOEXEC) < 0)
+            goto fail;
+        h[1] = p[0];
+        c[1] = p[1];
+        if (pipe2(p, O_CLOEXEC) < 0)
+            goto fail;
+        h[2] = p[0];
+        c[2] = p[1];
+        if (set_nonblock(h[1]) < 0 || set_nonblock(h[2]) < 0)
+            goto fail;
     }
-    if (pipe2(p, O_CLOEXEC) < 0)
-        goto fail_all;
-    h[1] = p[0];
-    c[1] = p[1];
-    if (pipe2(p, O_CLOEXEC) < 0)
-        goto fail_all;
-    h[2] = p[0];
-    c[2] = p[1];
-    if (set_nonblock(h[1]) < 0 || set_nonblock(h[2]) < 0)
-        goto fail_all;
+    for (int i = 0; i < 3; i++) {
+        int had_h = h[i] >= 0, had_c = c[i] >= 0;
+        h[i] = fd_above_stdio(h[i]);
+        c[i] = fd_above_stdio(c[i]);
+        if ((had_h && h[i] < 0) || (had_c && c[i] < 0))
+            goto fail;
+    }
     return 0;
-fail_all:;
+fail:;
     int e = errno;
     for (int i = 0; i < 3; i++) {
         close_fd(&h[i]);
         close_fd(&c[i]);
     }
-    errno = e;
-fail:
-    snprintf(err, errlen, "cannot create the command's stdio: %s", strerror(errno));
+    snprintf(err, errlen, "cannot create the command's stdio: %s", strerror(e));
     return CCSB_E_IO;
 }
 

@@ -102,5 +102,18 @@ else
     && ok "unknown exit status is reported" || bad "unknown exit status (rc=$rc: $msg)"
 fi
 
+# Started with stdin closed, the command reads EOF (and ccsb does not
+# mistake one of its own descriptors for stdin).
+out=$(timeout 10 "$CCSB" run --backend none -- od -c <&-)
+rc=$?
+[ $rc -eq 0 ] && [ "$out" = "0000000" ] && ok "stdin closed" || bad "stdin closed (rc=$rc, '$out')"
+out=$(timeout 10 "$CCSB" run --backend none --events ev2.jsonl -- od -c <&-)
+rc=$?
+[ $rc -eq 0 ] && [ "$out" = "0000000" ] && grep -q '"type":"exit"' ev2.jsonl \
+  && ok "stdin closed, --events FILE" || bad "stdin closed, --events (rc=$rc, '$out')"
+timeout 10 "$CCSB" run --backend none -- sh -c 'echo out; echo err >&2' >&- 2>err2.txt
+rc=$?
+[ $rc -eq 0 ] && [ "$(cat err2.txt)" = "err" ] && ok "stdout closed" || bad "stdout closed (rc=$rc)"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

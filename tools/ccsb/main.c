@@ -1,7 +1,10 @@
 /* ccsb: the libccsandbox command line. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -24,8 +27,26 @@ static void usage(FILE *f)
         run_opts_usage();
 }
 
+/*
+ * Started with 0, 1 or 2 closed, the next file opened (an --events file, a
+ * spec) would take that number and be read as our stdin or receive the
+ * command's output. /dev/null keeps the numbers taken: a closed stdin reads
+ * as EOF, a closed stdout discards.
+ */
+static void ensure_stdio(void)
+{
+    for (int fd = 0; fd < 3; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (n >= 0 && n != fd)
+            close(n);
+    }
+}
+
 int main(int argc, char **argv)
 {
+    ensure_stdio();
     if (argc < 2) {
         usage(stderr);
         return 2;
