@@ -21,8 +21,21 @@
 
 struct init_exec_data;
 
+#define INIT_MOUNT_PIN 1
+#define INIT_MOUNT_RO 2
+#define INIT_MOUNT_MASK_DIR 3
+#define INIT_MOUNT_MASK_FILE 4
+
+struct init_mount {
+    int op; /* INIT_MOUNT_* */
+    const char *path;
+};
+
 /* Options of `ccsb-init init`. */
 struct init_opts {
+    struct init_mount *mounts; /* in order; points into argv */
+    size_t n_mounts;
+    int await_go;   /* wait for the host's GO before mounting */
     int http_port;  /* 0: ephemeral */
     int socks_port; /* 0: ephemeral */
     uint64_t rlimit_as;    /* 0: none (set only when cgroups are not used) */
@@ -60,6 +73,11 @@ struct exec_child {
     const char *slave_name; /* NULL: no pty */
 };
 __attribute__((noreturn)) void exec_child_run(const struct exec_child *c);
+
+/* Makes the policy's mounts (init_mounts.c). 0 or -errno with err set. */
+int init_apply_mounts(const struct init_mount *m, size_t n, char *err, size_t errlen);
+/* Drops every capability for good and verifies it. 0 or -errno with err set. */
+int init_drop_caps(char *err, size_t errlen);
 
 /*
  * Opens a listening TCP socket on 127.0.0.1:port (0: ephemeral), CLOEXEC.

@@ -295,12 +295,36 @@ static void reap(struct server *sv)
     }
 }
 
+static int mount_op(const char *opt)
+{
+    static const struct {
+        const char *name;
+        int op;
+    } ops[] = {{"--pin", INIT_MOUNT_PIN},
+               {"--ro", INIT_MOUNT_RO},
+               {"--mask-dir", INIT_MOUNT_MASK_DIR},
+               {"--mask-file", INIT_MOUNT_MASK_FILE}};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(opt, ops[i].name) == 0)
+            return ops[i].op;
+    return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct init_opts *o)
 {
+    o->mounts = calloc((size_t)argc, sizeof *o->mounts);
+    if (!o->mounts)
+        return -1;
     for (int i = 1; i < argc; i++) {
         uint64_t v;
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--http-port") == 0 && parse_u64(val, 65535, &v) == 0)
+        int op = mount_op(argv[i]);
+        if (op && val && val[0] == '/')
+            o->mounts[o->n_mounts++] = (struct init_mount){op, val};
+        else if (strcmp(argv[i], "--await-go") == 0) {
+            o->await_go = 1;
+            continue;
+        } else if (strcmp(argv[i], "--http-port") == 0 && parse_u64(val, 65535, &v) == 0)
             o->http_port = (int)v;
         else if (strcmp(argv[i], "--socks-port") == 0 && parse_u64(val, 65535, &v) == 0)
             o->socks_port = (int)v;
@@ -331,6 +355,33 @@ __attribute__((noreturn)) static void fatal(struct server *sv, const char *what,
         init_send(sv->ctrl, &m, NULL, 0);
     }
     end_sandbox(1);
+}
+
+__attribute__((noreturn)) static void fatal_text(struct server *sv, const char *text)
+{
+    fprintf(stderr, "ccsb-init: %s\n", text);
+    struct init_msg m;
+    init_msg_init(&m, INIT_MSG_FATAL, 0);
+    init_msg_text(&m, text);
+    init_send(sv->ctrl, &m, NULL, 0);
+    end_sandbox(1);
+}
+
+static void await_go(struct server *sv)
+{
+    struct pollfd p = {.fd = sv->ctrl, .events = POLLIN};
+    int r = poll(&p, 1, 30000);
+    if (r == 0)
+        fatal_text(sv, "the host never said GO");
+    struct init_msg m;
+    int fds[INIT_MAX_FDS];
+    size_t nfds = INIT_MAX_FDS;
+    r = r < 0 ? -errno : init_recv(sv->ctrl, &m, fds, &nfds);
+    close_fds(fds, r > 0 ? nfds : 0);
+    if (r == 0)
+        end_sandbox(0); /* the host went away during the launch */
+    if (r < 0 || m.type != INIT_MSG_GO)
+        fatal_text(sv, "expected GO from the host");
 }
 
 static void say_ready(struct server *sv)
@@ -395,6 +446,18 @@ int init_main(int argc, char **argv)
     sv.sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sv.sigfd < 0)
         fatal(&sv, "signalfd", errno);
+
+    /* The host makes the placeholder mount points while bwrap builds the
+     * namespaces; it says GO once they exist. */
+    if (sv.opts.await_go)
+        await_go(&sv);
+
+    /* The policy's mounts, then no capability is left, before anything
+     * else can run in here. */
+    char why[INIT_TEXT_MAX];
+    if (init_apply_mounts(sv.opts.mounts, sv.opts.n_mounts, why, sizeof why) < 0 ||
+        init_drop_caps(why, sizeof why) < 0)
+        fatal_text(&sv, why);
 
     say_ready(&sv);
 

@@ -1,31 +1,30 @@
 /*
- * `ccsb-init janitor`: the host-side parent of bwrap when a launch needs
- * something undone after the sandbox is gone, even if the host process is
- * killed with SIGKILL.
+ * `ccsb-init janitor`: runs on the host and undoes what a launch left on
+ * the host once the sandbox is gone, even if the host process was killed
+ * with SIGKILL.
  *
- *   ccsb-init janitor --watch-fd N [--file PATH]... [--dir PATH]...
- *                     [--cgroup DIR]... -- BWRAP ARGV...
+ *   ccsb-init janitor --watch-fd N [--cgroup DIR]... (--pidfd M | -- BWRAP ARGV...)
  *
- * --file/--dir: placeholder mount points. bubblewrap can only mount over a
- *   path that exists, so a mandatory deny-write path that does not exist yet
- *   (.bashrc, .git/hooks, ...) inside a writable bind needs an empty file or
- *   directory on the host for the read-only mount to sit on. The janitor
- *   creates each one (never over an existing name), and removes exactly
- *   those it created (same inode, still empty) once bwrap has exited.
- * --cgroup: a cgroup directory the library prepared; bwrap is started inside
- *   it (so every sandbox process is), and it is removed at the end.
- * --watch-fd: the read end of a pipe whose write end only the host holds.
- *   EOF means the host is gone: kill bwrap (its --die-with-parent takes the
- *   whole sandbox down), clean up, exit.
+ * The sandbox: either an existing bwrap given as a pidfd (the common case:
+ * the janitor is off the launch's critical path), or a bwrap the janitor
+ * starts itself as its child, inside the given cgroups (so that every
+ * sandbox process is in them from the first instruction).
+ * --watch-fd: the read end of a pipe whose write end only the library
+ *   holds. The library writes one record per placeholder mount point it
+ *   creates ("F|D <dev> <ino> <path>\0", right after creating it; see
+ *   lib/backend/placeholder.h); each is removed at the end only if it is
+ *   still that inode and still empty. EOF means the host is done or dead:
+ *   the sandbox is killed (if it still runs), then everything is cleaned up.
+ * --cgroup: directories removed at the end.
  *
- * The janitor ignores terminal signals aimed at the host's process group
- * and turns SIGTERM/SIGINT/SIGHUP into the same orderly end.
+ * SIGTERM/SIGINT/SIGHUP lead to the same orderly end.
  */
 #include "init.h"
 
+#include "backend/placeholder.h"
+
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,106 +33,35 @@
 #include <sys/pidfd.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define JANITOR_MAX 256
-
-struct placeholder {
-    const char *path;
-    int is_dir;
-    int parent; /* O_PATH fd of the parent directory, -1 when not ours */
-    const char *name;
-    dev_t dev;
-    ino_t ino;
-};
+#define RECORD_MAX 4200
 
 struct janitor {
-    struct placeholder ph[JANITOR_MAX];
-    size_t nph;
+    struct placeholder *ph;
+    size_t nph, cap;
+    char rec[RECORD_MAX]; /* a partial record from the pipe */
+    size_t rec_len;
     const char *cgroups[JANITOR_MAX];
     size_t ncg;
     int watch;
+    int pidfd;
     char **bwrap_argv;
 };
 
-static int open_dir_nofollow(const char *path)
-{
-    struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-    long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
-    return fd < 0 ? -errno : (int)fd;
-}
-
-/*
- * Creates one placeholder. The parent is reached without following any
- * symlink, so a link planted by another sandbox cannot redirect the
- * creation; an existing name is left alone (and is not ours to remove).
- */
-static int create_placeholder(struct placeholder *p)
-{
-    p->parent = -1;
-    const char *slash = strrchr(p->path, '/');
-    if (!slash || p->path[0] != '/' || !slash[1] || strcmp(slash + 1, ".") == 0 ||
-        strcmp(slash + 1, "..") == 0)
-        return -EINVAL;
-    char *dir = strndup(p->path, slash == p->path ? 1 : (size_t)(slash - p->path));
-    if (!dir)
-        return -ENOMEM;
-    int dfd = open_dir_nofollow(dir);
-    free(dir);
-    if (dfd < 0)
-        return dfd;
-    p->name = slash + 1;
-    int r;
-    if (p->is_dir) {
-        r = mkdirat(dfd, p->name, 0755);
-    } else {
-        r = openat(dfd, p->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (r >= 0)
-            r = close(r);
-    }
-    if (r < 0) {
-        int e = errno;
-        close(dfd);
-        return e == EEXIST ? 0 : -e;
-    }
-    struct stat st;
-    if (fstatat(dfd, p->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-        int e = errno;
-        close(dfd);
-        return -e;
-    }
-    p->parent = dfd;
-    p->dev = st.st_dev;
-    p->ino = st.st_ino;
-    return 0;
-}
-
-/* Removes a placeholder we created if it is still the empty thing we made. */
-static void remove_placeholder(struct placeholder *p)
-{
-    if (p->parent < 0)
-        return;
-    struct stat st;
-    if (fstatat(p->parent, p->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == p->dev &&
-        st.st_ino == p->ino) {
-        if (p->is_dir)
-            unlinkat(p->parent, p->name, AT_REMOVEDIR); /* fails if no longer empty */
-        else if (S_ISREG(st.st_mode) && st.st_size == 0)
-            unlinkat(p->parent, p->name, 0);
-    }
-    close(p->parent);
-    p->parent = -1;
-}
-
 static void cleanup(struct janitor *j)
 {
-    /* Deepest first, in case a later placeholder sits inside an earlier one. */
-    for (size_t i = j->nph; i-- > 0;)
-        remove_placeholder(&j->ph[i]);
+    /* Deepest first, in case one placeholder sits inside another. */
+    for (size_t i = j->nph; i-- > 0;) {
+        placeholder_remove(&j->ph[i]);
+        free((char *)j->ph[i].path);
+    }
+    free(j->ph);
+    j->ph = NULL;
+    j->nph = 0;
     /* A reaped task leaves its cgroup a moment later: retry EBUSY briefly. */
     for (size_t i = j->ncg; i-- > 0;)
         for (int k = 0; k < 200 && rmdir(j->cgroups[i]) < 0 && errno == EBUSY; k++) {
@@ -144,29 +72,76 @@ static void cleanup(struct janitor *j)
 
 static int parse(int argc, char **argv, struct janitor *j)
 {
-    j->watch = -1;
+    j->watch = j->pidfd = -1;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0) {
-            j->bwrap_argv = argv + i + 1;
-            return argv[i + 1] && j->watch >= 0 ? 0 : -1;
-        }
-        if (i + 1 >= argc)
-            return -1;
-        const char *v = argv[++i];
+        const char *a = argv[i];
         uint64_t n;
-        if (strcmp(argv[i - 1], "--watch-fd") == 0 && parse_u64(v, 65535, &n) == 0) {
+        if (strcmp(a, "--") == 0) {
+            j->bwrap_argv = argv + i + 1;
+            return argv[i + 1] && j->pidfd < 0 && j->watch >= 0 ? 0 : -1;
+        }
+        if (strcmp(a, "--cgroup") == 0 && i + 1 < argc && j->ncg < JANITOR_MAX &&
+            argv[i + 1][0] == '/') {
+            j->cgroups[j->ncg++] = argv[++i];
+        } else if (strcmp(a, "--watch-fd") == 0 && i + 1 < argc &&
+                   parse_u64(argv[i + 1], 65535, &n) == 0) {
             j->watch = (int)n;
-        } else if ((strcmp(argv[i - 1], "--file") == 0 || strcmp(argv[i - 1], "--dir") == 0) &&
-                   j->nph < JANITOR_MAX) {
-            j->ph[j->nph++] = (struct placeholder){.path = v, .is_dir = argv[i - 1][2] == 'd',
-                                                  .parent = -1};
-        } else if (strcmp(argv[i - 1], "--cgroup") == 0 && j->ncg < JANITOR_MAX && v[0] == '/') {
-            j->cgroups[j->ncg++] = v;
+            i++;
+        } else if (strcmp(a, "--pidfd") == 0 && i + 1 < argc &&
+                   parse_u64(argv[i + 1], 65535, &n) == 0) {
+            j->pidfd = (int)n;
+            i++;
         } else {
             return -1;
         }
     }
-    return -1;
+    return j->watch >= 0 && j->pidfd >= 0 ? 0 : -1;
+}
+
+/* One record: "F|D <dev> <ino> <path>". Malformed ones are ignored (the
+ * library is the only writer; nothing is removed on a guess). */
+static void add_record(struct janitor *j, const char *r)
+{
+    unsigned long long dev, ino;
+    int off = 0;
+    if ((r[0] != 'F' && r[0] != 'D') || sscanf(r + 1, " %llu %llu %n", &dev, &ino, &off) != 2 ||
+        off <= 0 || r[1 + off] != '/')
+        return;
+    if (j->nph == j->cap) {
+        size_t cap = j->cap ? j->cap * 2 : 64;
+        struct placeholder *v = realloc(j->ph, cap * sizeof *v);
+        if (!v)
+            return;
+        j->ph = v;
+        j->cap = cap;
+    }
+    char *path = strdup(r + 1 + off);
+    if (!path)
+        return;
+    j->ph[j->nph++] = (struct placeholder){.path = path, .is_dir = r[0] == 'D',
+                                          .dev = (dev_t)dev, .ino = (ino_t)ino};
+}
+
+/* Reads what the pipe has: 0 when it read something, -1 when there was
+ * nothing yet, 1 at EOF (or an error). */
+static int read_records(struct janitor *j, int fd)
+{
+    char buf[8192];
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return -1;
+    if (n <= 0)
+        return 1;
+    for (ssize_t i = 0; i < n; i++) {
+        if (buf[i] == '\0') {
+            j->rec[j->rec_len] = '\0';
+            add_record(j, j->rec);
+            j->rec_len = 0;
+        } else if (j->rec_len < sizeof j->rec - 1) {
+            j->rec[j->rec_len++] = buf[i];
+        }
+    }
+    return 0;
 }
 
 /* In the child, before exec: join every prepared cgroup. */
@@ -188,25 +163,37 @@ static int join_cgroups(const struct janitor *j)
     return 0;
 }
 
+static pid_t start_bwrap(const struct janitor *j)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    int r = join_cgroups(j);
+    if (r < 0) {
+        fprintf(stderr, "ccsb-init janitor: cannot join cgroup: %s\n", strerror(-r));
+        _exit(2);
+    }
+    execv(j->bwrap_argv[0], j->bwrap_argv);
+    fprintf(stderr, "ccsb-init janitor: cannot run %s: %s\n", j->bwrap_argv[0], strerror(errno));
+    _exit(127);
+}
+
 static int cmp_int(const void *a, const void *b)
 {
     return *(const int *)a - *(const int *)b;
 }
 
-/* Closes every fd above 2 except the watch pipe, the signalfd and the
- * placeholders' parent directories. */
-static int close_others(const struct janitor *j, int watch, int sfd)
+/* Closes every fd above 2 except those in keep[]. */
+static int close_others(int *keep, size_t n)
 {
-    int keep[JANITOR_MAX + 3];
-    size_t n = 0;
-    keep[n++] = watch;
-    keep[n++] = sfd;
-    for (size_t i = 0; i < j->nph; i++)
-        if (j->ph[i].parent >= 0)
-            keep[n++] = j->ph[i].parent;
     qsort(keep, n, sizeof keep[0], cmp_int);
     unsigned from = 3;
     for (size_t i = 0; i < n; i++) {
+        if (keep[i] < 0)
+            continue;
         if ((unsigned)keep[i] > from && close_range(from, (unsigned)keep[i] - 1, 0) < 0)
             return -1;
         if ((unsigned)keep[i] + 1 > from)
@@ -223,13 +210,12 @@ int janitor_main(int argc, char **argv)
         fprintf(stderr, "ccsb-init janitor: bad arguments\n");
         return 2;
     }
-    /* Keep the watch fd away from what bwrap inherits. */
+    /* Keep our own fds away from what a bwrap child inherits. */
     int watch = fcntl(j.watch, F_DUPFD_CLOEXEC, 3);
-    if (watch < 0 || close(j.watch) < 0) {
+    if (watch < 0 || close(j.watch) < 0 || fcntl(watch, F_SETFL, O_NONBLOCK) < 0) {
         fprintf(stderr, "ccsb-init janitor: watch fd: %s\n", strerror(errno));
         return 2;
     }
-
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
@@ -243,53 +229,42 @@ int janitor_main(int argc, char **argv)
         return 2;
     }
 
-    for (size_t i = 0; i < j.nph; i++) {
-        int r = create_placeholder(&j.ph[i]);
-        if (r < 0) {
-            fprintf(stderr, "ccsb-init janitor: cannot create placeholder %s: %s\n",
-                    j.ph[i].path, strerror(-r));
+    pid_t child = 0;
+    int pidfd = j.pidfd;
+    if (j.bwrap_argv) {
+        child = start_bwrap(&j);
+        if (child < 0) {
+            fprintf(stderr, "ccsb-init janitor: fork: %s\n", strerror(errno));
+            cleanup(&j);
+            return 2;
+        }
+        pidfd = pidfd_open(child, 0);
+        if (pidfd < 0) {
+            kill(child, SIGKILL);
+            waitpid(child, NULL, 0);
             cleanup(&j);
             return 2;
         }
     }
-
-    pid_t pid = fork();
-    if (pid < 0) {
-        fprintf(stderr, "ccsb-init janitor: fork: %s\n", strerror(errno));
-        cleanup(&j);
-        return 2;
-    }
-    if (pid == 0) {
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        int r = join_cgroups(&j);
-        if (r < 0) {
-            fprintf(stderr, "ccsb-init janitor: cannot join cgroup: %s\n", strerror(-r));
-            _exit(2);
-        }
-        execv(j.bwrap_argv[0], j.bwrap_argv);
-        fprintf(stderr, "ccsb-init janitor: cannot run %s: %s\n", j.bwrap_argv[0],
-                strerror(errno));
-        _exit(127);
-    }
-    /* Only the watch pipe and the signals matter from here on; the fds the
-     * host passed for bwrap (control socket, args) must not be held here. */
-    if (close_others(&j, watch, sfd) < 0) {
+    /* The host's fds for bwrap (control socket, args) must not be held here. */
+    int keep[3] = {watch, sfd, pidfd};
+    if (close_others(keep, 3) < 0) {
         fprintf(stderr, "ccsb-init janitor: close_range: %s\n", strerror(errno));
-        kill(pid, SIGKILL);
+        pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
     }
 
-    int status = 0, killed = 0;
+    int status = 0, killed = 0, watch_open = 1;
     for (;;) {
-        struct pollfd p[2] = {{.fd = watch, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
-        if (poll(p, 2, -1) < 0 && errno != EINTR)
+        struct pollfd p[3] = {{.fd = watch_open ? watch : -1, .events = POLLIN},
+                              {.fd = sfd, .events = POLLIN},
+                              {.fd = pidfd, .events = POLLIN}};
+        if (poll(p, 3, -1) < 0 && errno != EINTR)
             break;
         int end = 0;
-        if (p[0].revents) {
-            char c;
-            if (read(watch, &c, 1) <= 0)
-                end = 1;
+        if (p[0].revents && read_records(&j, watch) == 1) {
+            end = 1;
+            p[0].fd = -1;
+            watch_open = 0;
         }
         if (p[1].revents) {
             struct signalfd_siginfo si;
@@ -298,14 +273,22 @@ int janitor_main(int argc, char **argv)
                     end = 1;
         }
         if (end && !killed) {
-            kill(pid, SIGKILL);
+            /* bwrap's --die-with-parent then takes its whole sandbox down */
+            pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
             killed = 1;
         }
-        pid_t w = waitpid(pid, &status, WNOHANG);
-        if (w == pid)
-            break;
+        if (p[2].revents & POLLIN)
+            break; /* bwrap is gone: so is every sandbox process */
     }
+    /* Records written just before the end are still in the pipe. */
+    while (watch_open && read_records(&j, watch) == 0)
+        ;
+    if (child > 0)
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+            ;
     cleanup(&j);
+    if (child <= 0)
+        return 0;
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);

@@ -40,14 +40,14 @@ extern "C" {
 /* Version                                                              */
 /* ------------------------------------------------------------------ */
 
-#define CCSB_VERSION_MAJOR 0
-#define CCSB_VERSION_MINOR 1
+#define CCSB_VERSION_MAJOR 1
+#define CCSB_VERSION_MINOR 0
 #define CCSB_VERSION_PATCH 0
 /* 0xMMmmpp: compare with >= at compile time. */
 #define CCSB_VERSION_NUMBER \
     ((CCSB_VERSION_MAJOR << 16) | (CCSB_VERSION_MINOR << 8) | CCSB_VERSION_PATCH)
 
-/* The version of the library actually loaded, e.g. "0.1.0". */
+/* The version of the library actually loaded, e.g. "1.0.0". */
 CCSB_API const char *ccsb_version(void);
 /* Same as CCSB_VERSION_NUMBER of the library actually loaded. */
 CCSB_API uint32_t ccsb_version_number(void);

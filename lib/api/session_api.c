@@ -36,6 +36,10 @@ CCSB_API int ccsb_session_stop(ccsb_session *s)
 {
     if (!s)
         return CCSB_E_INVAL;
+    if (ctx_in_callback(s->ctx))
+        return ctx_err(s->ctx, CCSB_E_REENTRANT,
+                       "ccsb_session_stop called from inside a context callback (destroy the "
+                       "session instead, or stop it after the callback returned)");
     return ctx_call(s->ctx, stop_on_loop, s);
 }
 
@@ -97,12 +101,13 @@ CCSB_API int ccsb_session_backend(const ccsb_session *s)
 
 CCSB_API int ccsb_session_state(const ccsb_session *s)
 {
-    return s ? s->state : CCSB_E_INVAL;
+    return s ? __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) : CCSB_E_INVAL;
 }
 
 CCSB_API const char *ccsb_session_error(const ccsb_session *s)
 {
-    return s && s->error ? s->error : "";
+    const char *e = s ? __atomic_load_n(&s->error, __ATOMIC_ACQUIRE) : NULL;
+    return e ? e : "";
 }
 
 struct details_args {

@@ -22,8 +22,9 @@ struct backend_ops {
     const char *name; /* "none", "bubblewrap", "seatbelt" */
 
     int (*launch)(struct ccsb_session *s, char *err, size_t errlen);
-    /* Register fds/timers on the loop (after launch succeeded). */
-    int (*attach)(struct ccsb_session *s);
+    /* Register fds/timers on the loop (after launch succeeded); on failure
+     * a message in err. */
+    int (*attach)(struct ccsb_session *s, char *err, size_t errlen);
     /*
      * Start the command. The core has created the host stdio (x->in_fd,
      * x->out_fd, x->err_fd host ends) and passes the sandbox ends here.
@@ -53,6 +54,9 @@ struct backend_ops {
 extern const struct backend_ops backend_none_ops;
 #ifdef __linux__
 extern const struct backend_ops backend_bwrap_ops;
+#endif
+#ifdef __APPLE__
+extern const struct backend_ops backend_seatbelt_ops; /* built when CCSB_HAVE_SEATBELT */
 #endif
 
 /*

@@ -3,7 +3,20 @@
  * whose PID 1 is ccsb-init (helper/). Launch builds the sandbox and waits
  * for READY (bwrap_launch.c); every exec is then one request on the control
  * socket (bwrap_ctl.c), so a command costs a fork inside the sandbox, and
- * its stdio are the host's own pipes passed in with SCM_RIGHTS.
+ * its stdio are the host's own pipes passed in with SCM_RIGHTS (a pty is
+ * made inside the sandbox's devpts and its master comes back the same way).
+ *
+ * Who does what:
+ *   bwrap_args.c   policy -> bwrap options + ccsb-init's mounts (pure)
+ *   bwrap_launch.c spawn bwrap (and the janitor), make placeholder mount
+ *                  points while bwrap starts, wait for READY; teardown
+ *   ccsb-init      PID 1: the policy's own mounts in its mount namespace,
+ *                  drop every capability, open the proxy listeners in the
+ *                  sandbox's netns, then fork/reap/signal on request
+ *   janitor        host side: removes placeholders and cgroups once the
+ *                  sandbox is gone, even after the host was SIGKILLed
+ *   bwrap_cgroup.c cgroup v2/v1 limits and freezer when a limit asks for it
+ *   bwrap_violation.c  denial messages on stderr -> violation events
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
@@ -117,28 +131,28 @@ static void on_egress_violation(void *ud, const char *target, const char *reason
 }
 #endif
 
-static int bwrap_attach(struct ccsb_session *s)
+static int bwrap_attach(struct ccsb_session *s, char *aerr, size_t aerrlen)
 {
     struct bwrap_session *bs = bs_of(s);
     struct event_base *base = ctx_base(s->ctx);
     if (fcntl(bs->ctrl, F_SETFL, O_NONBLOCK) < 0)
-        return CCSB_E_IO;
+        return errf(aerr, aerrlen, CCSB_E_IO, "fcntl: %s", strerror(errno));
     bs->ctrl_ev = event_new(base, bs->ctrl, EV_READ | EV_PERSIST, on_ctrl, s);
     bs->err_ev = event_new(base, bs->errfd, EV_READ | EV_PERSIST, on_errfd, s);
     bs->pid_ev = event_new(base, bs->pidfd, EV_READ, on_child_exit, s);
     if (!bs->ctrl_ev || !bs->err_ev || !bs->pid_ev || event_add(bs->ctrl_ev, NULL) < 0 ||
         event_add(bs->err_ev, NULL) < 0 || event_add(bs->pid_ev, NULL) < 0)
-        return CCSB_E_NOMEM;
+        return errf(aerr, aerrlen, CCSB_E_NOMEM, "cannot watch the sandbox's control channel");
     int gr = bwrap_guard_attach(s, bs);
     if (gr < 0)
-        return gr;
+        return errf(aerr, aerrlen, gr, "cannot start the seccomp guard's supervisor");
 #if CCSB_BWRAP_EGRESS
     char err[512];
     struct egress_pair *pair = NULL;
     int r = egress_pair_new(base, s->spec, bs->listeners[0], bs->listeners[1],
                             on_egress_violation, s, &pair, err, sizeof err);
     if (r < 0)
-        return r;
+        return errf(aerr, aerrlen, r, "cannot start the egress proxies: %s", err);
     bs->egress = pair;
     bs->listeners[0] = bs->listeners[1] = -1; /* the proxies own them now */
 #else
@@ -153,21 +167,45 @@ static int bwrap_attach(struct ccsb_session *s)
 
 /* ---- exec ------------------------------------------------------------------------ */
 
+/* 1 when an egressAllowlist entry names loopback (localhost, 127/8, ::1). */
+static int allows_host_loopback(const struct ccsb_spec *spec)
+{
+    for (size_t i = 0; i < spec->egress_allow.n; i++) {
+        const char *e = spec->egress_allow.v[i];
+        size_t n = e[0] == '[' ? strcspn(e, "]") + 1 : strcspn(e, ":");
+        if ((n == 9 && strncasecmp(e, "localhost", 9) == 0) || strncmp(e, "127.", 4) == 0 ||
+            (n == 5 && strncmp(e, "[::1]", 5) == 0) || strcmp(e, "::1") == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static int forced_env(struct ccsb_session *s, struct bwrap_session *bs, struct strv *f)
 {
     int r = strv_push(f, "TMPDIR=/tmp") | strv_push(f, "CCSB_SANDBOX=bubblewrap") |
             strv_pushf(f, "HOME=%s", bs->home);
 #if CCSB_BWRAP_EGRESS
     if (bs->egress) {
-        static const char *const http[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
-                                           "https_proxy", NULL};
-        for (size_t i = 0; http[i]; i++)
-            r |= strv_pushf(f, "%s=http://127.0.0.1:%d", http[i], bs->http_port);
-        r |= strv_pushf(f, "ALL_PROXY=socks5h://127.0.0.1:%d", bs->socks_port);
-        r |= strv_pushf(f, "all_proxy=socks5h://127.0.0.1:%d", bs->socks_port);
-        /* The sandbox's own loopback (its dev servers) is reached directly. */
-        r |= strv_push(f, "NO_PROXY=localhost,127.0.0.1,::1");
-        r |= strv_push(f, "no_proxy=localhost,127.0.0.1,::1");
+        char *http = egress_pair_proxy_url(bs->egress, "http");
+        char *socks = egress_pair_proxy_url(bs->egress, "socks5h");
+        static const char *const hv[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+                                         "https_proxy", NULL};
+        if (!http || !socks)
+            r = -1;
+        for (size_t i = 0; !r && hv[i]; i++)
+            r |= strv_pushf(f, "%s=%s", hv[i], http);
+        if (!r)
+            r |= strv_pushf(f, "ALL_PROXY=%s", socks) | strv_pushf(f, "all_proxy=%s", socks);
+        free(http);
+        free(socks);
+        /* Loopback names go direct, to the sandbox's own loopback (its dev
+         * servers), unless the allowlist names the host's loopback: then
+         * the user asked to reach host services (compose, a local API) and
+         * they go through the proxy. The host's own NO_PROXY never leaks in:
+         * it would send clients into the empty namespace. */
+        const char *np = allows_host_loopback(s->spec) ? "" : "localhost,127.0.0.1,::1";
+        r |= strv_pushf(f, "NO_PROXY=%s", np) | strv_pushf(f, "no_proxy=%s", np);
+        /* git over ssh: through the SOCKS port, the only way out. */
         r |= strv_pushf(f, "GIT_SSH_COMMAND=ssh -o ProxyCommand='%s connect --port %d %%h %%p'",
                         INIT_GUEST_PATH, bs->socks_port);
     }
@@ -410,13 +448,17 @@ static void bwrap_details(struct ccsb_session *s, json_t *o)
     if (lim)
         json_object_set_new(o, "limitsApplied", lim);
     json_t *ph = json_array();
-    for (size_t i = 0; ph && i < bs->placeholders.n; i++)
-        json_array_append_new(ph, json_string(bs->placeholders.v[i]));
+    for (size_t i = 0; ph && i < bs->nph; i++)
+        if (bs->ph[i].dev || bs->ph[i].ino)
+            json_array_append_new(ph, json_string(bs->ph[i].path));
     if (ph)
         json_object_set_new(o, "placeholders", ph);
 #if CCSB_BWRAP_EGRESS
-    json_object_set_new(o, "egress", json_pack("{s:i, s:i}", "httpProxyPort", bs->http_port,
-                                               "socksProxyPort", bs->socks_port));
+    json_t *eg = json_object();
+    if (eg && bs->egress)
+        egress_pair_stats(bs->egress, eg);
+    if (eg)
+        json_object_set_new(o, "egress", eg);
 #else
     json_object_set_new(o, "egress", json_string("not built: the sandbox has no network"));
 #endif

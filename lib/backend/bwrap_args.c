@@ -7,15 +7,16 @@
  *   1. namespaces and process flags;
  *   2. read-only system directories, /dev, /proc, /tmp, the helper;
  *   3. the spec's bind mounts, shallowest guest path first;
- *   4. deny-write: every directory between a writable root and a protected
+ *   4. the root tmpfs made read-only; then ccsb-init as PID 1, which first
+ *      makes the policy's own mounts (see emit_pins), in this order:
+ *   5. deny-write: every directory between a writable root and a protected
  *      path is bound onto itself (a mount point cannot be renamed or
  *      removed, so moving an ancestor away cannot shake the rule off), then
  *      the protected path is bound read-only onto itself; a protected path
- *      that does not exist yet gets a placeholder the janitor creates and
- *      removes (bwrap can only mount over something that exists);
- *   5. deny-read masks (empty read-only tmpfs for a directory, /dev/null for
- *      a file), last so nothing can cover them;
- *   6. the root tmpfs made read-only; then ccsb-init as PID 1.
+ *      that does not exist yet gets a placeholder made on the host first and
+ *      removed after (only something that exists can be mounted over);
+ *   6. deny-read masks (empty read-only tmpfs for a directory, /dev/null for
+ *      a file), last so nothing can cover them.
  */
 #include "backend/bwrap_args.h"
 
@@ -121,20 +122,25 @@ static char *join(const char *a, const char *rest)
     return s;
 }
 
+/*
+ * Either shape blocks the path (an empty read-only file cannot become a
+ * directory and the reverse); the shape only decides which error a
+ * program sees, so guess what the name usually is: tool directories and
+ * "*.d" are directories, everything else (rc files, .json, .yml, ...) files.
+ */
 int bwrap_name_looks_like_dir(const char *name)
 {
-    static const char *const file_endings[] = {"rc", "profile", "config", "modules", "ignore",
-                                               "env", "login", "logout", "attributes", NULL};
-    const char *base = name[0] == '.' ? name + 1 : name;
-    if (strchr(base, '.'))
-        return 0; /* .mcp.json, settings.json */
-    size_t n = strlen(base);
-    for (size_t i = 0; file_endings[i]; i++) {
-        size_t k = strlen(file_endings[i]);
-        if (n >= k && strcmp(base + n - k, file_endings[i]) == 0)
-            return 0;
-    }
-    return 1;
+    static const char *const dirs[] = {
+        "hooks", "info", "objects", "refs", ".git", ".ssh", ".config", ".vscode", ".idea",
+        ".claude", ".codex", ".cursor", ".gemini", ".continue", ".devcontainer", ".gnupg",
+        ".aws", ".kube", ".docker", "fish", "autostart", "systemd", "environment.d", "nvim",
+        "git", "direnv", NULL,
+    };
+    for (size_t i = 0; dirs[i]; i++)
+        if (strcmp(name, dirs[i]) == 0)
+            return 1;
+    size_t n = strlen(name);
+    return n > 2 && strcmp(name + n - 2, ".d") == 0;
 }
 
 /* ---- the view: what is mounted where --------------------------------------- */
@@ -319,6 +325,10 @@ static int add_binds(struct builder *b)
                      "bind mount %s -> %s: the guest path is reserved by the sandbox", m->host,
                      m->guest);
             break;
+        }
+        if (!m->exists) { /* a runner state dir that does not exist yet */
+            r = note(b, "%s: does not exist, not mounted", m->host);
+            continue;
         }
         r = args3(b, m->writable ? "--bind" : "--ro-bind", m->host, m->guest);
         if (!r)
@@ -528,6 +538,27 @@ static int deny_write_glob(struct builder *b, const struct policy_path *pp)
 
 /* ---- step 5: deny-read ---------------------------------------------------------------- */
 
+/* Pins each directory between a writable mount's root and guest path g
+ * (exclusive), so g cannot be moved away and replaced by something new. */
+static int pin_ancestors(struct builder *b, const char *g)
+{
+    const struct vmount *m = effective(b, g);
+    if (!m || !m->writable || !m->host || strcmp(g, m->guest) == 0)
+        return 0;
+    char *cur = strdup(g);
+    if (!cur)
+        return NOMEM(b);
+    size_t root_len = strcmp(m->guest, "/") == 0 ? 0 : strlen(m->guest);
+    int r = 0;
+    for (char *sep = strchr(cur + root_len + 1, '/'); sep && !r; sep = strchr(sep + 1, '/')) {
+        *sep = '\0';
+        r = add_entry(b, &b->pins, &b->npins, cur, NULL, 0);
+        *sep = '/';
+    }
+    free(cur);
+    return r;
+}
+
 static int mask_spelling(struct builder *b, const struct policy_path *pp, const char *s)
 {
     struct strv guests = STRV_INIT;
@@ -540,6 +571,10 @@ static int mask_spelling(struct builder *b, const struct policy_path *pp, const 
             r = add_entry(b, &b->masks, &b->nmasks, guests.v[i], "/dev/null", 1);
         else
             continue;
+        /* a secret the host writes later must land under the mask, not
+         * in a look-alike directory made after moving the real one away */
+        if (!r)
+            r = pin_ancestors(b, guests.v[i]);
         if (!r)
             r = note(b, "deny-read %s: hidden at %s (%s)", pp->path, guests.v[i],
                      kind == BWRAP_KIND_DIR ? "empty read-only tmpfs" : "/dev/null");
@@ -584,35 +619,77 @@ static int cmp_entry_depth(const void *a, const void *b)
     return strcmp(x->guest, y->guest);
 }
 
+/*
+ * The deny-write pins and binds and the deny-read masks are not bwrap
+ * options but ccsb-init's: bwrap re-reads /proc/self/mountinfo for every
+ * bind (about 0.7 ms each here), and a real policy has dozens; ccsb-init
+ * makes the same mounts with the new mount API in microseconds, before
+ * anything else runs, and then drops the two capabilities it needed for it.
+ */
+static int init_op(struct builder *b, const char *op, const char *guest)
+{
+    if (strv_push(&b->out->init_mounts, op) < 0 || strv_push(&b->out->init_mounts, guest) < 0)
+        return NOMEM(b);
+    return 0;
+}
+
 static int emit_pins(struct builder *b)
 {
-    qsort(b->pins, b->npins, sizeof *b->pins, cmp_entry_depth);
+    if (b->npins) /* qsort(NULL, 0, ...) is undefined behaviour */
+        qsort(b->pins, b->npins, sizeof *b->pins, cmp_entry_depth);
     int r = 0;
     for (size_t i = 0; i < b->npins && !r; i++)
-        r = args3(b, b->pins[i].ro ? "--ro-bind" : "--bind", b->pins[i].host, b->pins[i].guest);
+        r = init_op(b, b->pins[i].ro ? "--ro" : "--pin", b->pins[i].guest);
     return r;
 }
 
 static int emit_masks(struct builder *b)
 {
-    qsort(b->masks, b->nmasks, sizeof *b->masks, cmp_entry_depth);
+    if (b->nmasks)
+        qsort(b->masks, b->nmasks, sizeof *b->masks, cmp_entry_depth);
     int r = 0;
-    for (size_t i = 0; i < b->nmasks && !r; i++) {
-        const struct entry *e = &b->masks[i];
-        if (e->host)
-            r = args3(b, "--ro-bind", e->host, e->guest);
-        else if (!(r = args2(b, "--perms", "0000")) && !(r = args2(b, "--tmpfs", e->guest)))
-            r = args2(b, "--remount-ro", e->guest);
-    }
+    for (size_t i = 0; i < b->nmasks && !r; i++)
+        r = init_op(b, b->masks[i].host ? "--mask-file" : "--mask-dir", b->masks[i].guest);
     return r;
+}
+
+/* ccsb-init gets CAP_SYS_ADMIN (to mount) and CAP_SETPCAP (to empty its
+ * bounding set afterwards) only when it has mounts to make; the grant goes
+ * right after --cap-drop ALL. Called before the command is appended. */
+static int grant_mount_caps(struct builder *b)
+{
+    if (!b->out->init_mounts.n)
+        return 0;
+    struct strv *v = &b->out->argv, out = STRV_INIT;
+    int r = 0;
+    for (size_t i = 0; i < v->n && !r; i++) {
+        r = strv_push(&out, v->v[i]);
+        if (!r && i > 0 && strcmp(v->v[i - 1], "--cap-drop") == 0 && strcmp(v->v[i], "ALL") == 0)
+            r = strv_push(&out, "--cap-add") | strv_push(&out, "CAP_SYS_ADMIN") |
+                strv_push(&out, "--cap-add") | strv_push(&out, "CAP_SETPCAP");
+    }
+    if (r) {
+        strv_clear(&out);
+        return NOMEM(b);
+    }
+    strv_clear(v);
+    *v = out;
+    return 0;
 }
 
 static int emit_init(struct builder *b)
 {
     int r = args2(b, "--remount-ro", "/");
+    if (!r)
+        r = grant_mount_caps(b);
     b->out->cmd_at = b->out->argv.n;
     if (!r)
         r = args3(b, "--", INIT_GUEST_PATH, "init");
+    /* Placeholders are made by the host while bwrap starts: wait for them. */
+    if (!r && (b->out->ph_files.n || b->out->ph_dirs.n))
+        r = arg(b, "--await-go");
+    for (size_t i = 0; !r && i < b->out->init_mounts.n; i++)
+        r = arg(b, b->out->init_mounts.v[i]);
     char num[32];
     if (!r && b->o->http_port) {
         snprintf(num, sizeof num, "%d", b->o->http_port);
@@ -712,6 +789,7 @@ void bwrap_plan_clear(struct bwrap_plan *plan)
     strv_clear(&plan->ph_files);
     strv_clear(&plan->ph_dirs);
     strv_clear(&plan->notes);
+    strv_clear(&plan->init_mounts);
 }
 
 static int needs_quote(const char *s)

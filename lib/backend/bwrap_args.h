@@ -50,6 +50,7 @@ struct bwrap_plan {
     struct strv ph_files;     /* host paths of placeholder files to create */
     struct strv ph_dirs;      /* host paths of placeholder directories */
     struct strv notes;        /* one line per decision, for explain */
+    struct strv init_mounts;  /* ccsb-init's mount options, pairs: "--ro" PATH, ... */
 };
 
 /*

@@ -13,6 +13,7 @@
 #include "backend/bwrap_cgroup.h"
 #include "backend/bwrap_violation.h"
 #include "backend/init_proto.h"
+#include "backend/placeholder.h"
 #include "util/strv.h"
 
 struct event;
@@ -25,8 +26,9 @@ struct guard_supervisor;
 #define BWRAP_PENDING_MAX 256
 
 struct bwrap_session {
-    pid_t pid;        /* our child: the janitor, or bwrap itself */
+    pid_t pid;        /* our child: bwrap, or the janitor that started it (cgroups) */
     int pidfd;        /* of pid */
+    pid_t janitor;    /* a janitor watching bwrap from the side, or 0 */
     int ctrl;         /* host end of the control socket */
     int errfd;        /* read end of bwrap's (and ccsb-init's) stderr */
     int watch_w;      /* janitor's watch pipe, write end (-1 without a janitor) */
@@ -34,7 +36,8 @@ struct bwrap_session {
     int http_port, socks_port;
     char *helper;     /* host path of ccsb-init */
     char *bwrap;      /* host path of bwrap */
-    struct strv placeholders; /* host paths the janitor created (fallback cleanup) */
+    struct placeholder *ph; /* mount points this launch created (paths owned) */
+    size_t nph;
     struct bwrap_cgroup cg;
     char limits_init[INIT_TEXT_MAX]; /* what ccsb-init applied ("rlimit-as ...") */
     char home[4096];  /* HOME inside the sandbox */

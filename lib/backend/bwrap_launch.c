@@ -140,11 +140,13 @@ static int high(int fd)
     return h;
 }
 
-struct spawn_fds {
-    int err_w, ctrl_child, args, watch_r;
+struct fdmap {
+    int src, dst;
 };
 
-static int spawn(struct bwrap_session *bs, char *const *argv, const struct spawn_fds *f)
+/* posix_spawn with stdin/stdout on /dev/null, the given fds in place, its
+ * own process group, default signal dispositions and an empty environment. */
+static int spawn(pid_t *pid, char *const *argv, const struct fdmap *map, size_t n)
 {
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
@@ -160,18 +162,11 @@ static int spawn(struct bwrap_session *bs, char *const *argv, const struct spawn
     sigfillset(&all);
     sigdelset(&all, SIGKILL);
     sigdelset(&all, SIGSTOP);
-    if (!e)
-        e = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    e = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     if (!e)
         e = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    if (!e)
-        e = posix_spawn_file_actions_adddup2(&fa, f->err_w, 2);
-    if (!e)
-        e = posix_spawn_file_actions_adddup2(&fa, f->ctrl_child, INIT_CTRL_FD);
-    if (!e)
-        e = posix_spawn_file_actions_adddup2(&fa, f->args, 4);
-    if (!e && f->watch_r >= 0)
-        e = posix_spawn_file_actions_adddup2(&fa, f->watch_r, 5);
+    for (size_t i = 0; i < n && !e; i++)
+        e = posix_spawn_file_actions_adddup2(&fa, map[i].src, map[i].dst);
     /* Own process group: a terminal's ^C for the host is not for the sandbox. */
     if (!e)
         e = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
@@ -184,24 +179,20 @@ static int spawn(struct bwrap_session *bs, char *const *argv, const struct spawn
         e = posix_spawnattr_setsigdefault(&at, &all);
     char *const envp[] = {NULL};
     if (!e)
-        e = posix_spawn(&bs->pid, argv[0], &fa, &at, argv, envp);
+        e = posix_spawn(pid, argv[0], &fa, &at, argv, envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     return e;
 }
 
-/* The argv of our child: bwrap itself, or the janitor in front of it. */
-static int child_argv(struct bwrap_session *bs, const struct bwrap_plan *plan, int janitor,
+/* bwrap's argv, behind the janitor when the janitor must start it (cgroups). */
+static int bwrap_argv(struct bwrap_session *bs, const struct bwrap_plan *plan, int parent,
                       struct strv *out)
 {
     int r = 0;
-    if (janitor) {
+    if (parent) {
         r |= strv_push(out, bs->helper) | strv_push(out, "janitor") |
              strv_push(out, "--watch-fd") | strv_push(out, "5");
-        for (size_t i = 0; i < plan->ph_dirs.n; i++)
-            r |= strv_push(out, "--dir") | strv_push(out, plan->ph_dirs.v[i]);
-        for (size_t i = 0; i < plan->ph_files.n; i++)
-            r |= strv_push(out, "--file") | strv_push(out, plan->ph_files.v[i]);
         for (size_t i = 0; i < bs->cg.ndirs; i++)
             r |= strv_push(out, "--cgroup") | strv_push(out, bs->cg.dirs[i]);
         r |= strv_push(out, "--");
@@ -212,41 +203,54 @@ static int child_argv(struct bwrap_session *bs, const struct bwrap_plan *plan, i
     return r ? -1 : 0;
 }
 
-static int wait_child(struct bwrap_session *bs, int timeout_ms)
+/* Waits (bounded) for a child to exit and reaps it; -1 on timeout. */
+static int reap_within(pid_t pid, int pidfd, int timeout_ms)
 {
-    if (bs->pid <= 0)
+    if (pid <= 0)
         return 0;
-    if (bs->pidfd >= 0) {
-        struct pollfd p = {.fd = bs->pidfd, .events = POLLIN};
-        int64_t end = now_ms() + timeout_ms;
-        for (;;) {
-            int left = (int)(end - now_ms());
-            if (left < 0)
-                left = 0;
-            int r = poll(&p, 1, left);
-            if (r > 0 || left == 0 || (r < 0 && errno != EINTR))
-                break;
-        }
-        if (!(p.revents & POLLIN))
+    int64_t end = now_ms() + timeout_ms;
+    for (;;) {
+        int st;
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid || (w < 0 && errno == ECHILD))
+            return 0; /* (ECHILD: the host's own SIGCHLD handler reaped it) */
+        int left = (int)(end - now_ms());
+        if (left <= 0)
             return -1;
+        if (pidfd >= 0) {
+            struct pollfd p = {.fd = pidfd, .events = POLLIN};
+            poll(&p, 1, left);
+        } else {
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+        }
     }
-    int st;
-    while (waitpid(bs->pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    bs->pid = 0;
-    return 0;
 }
 
-/* Removes a placeholder the janitor could not remove (it was killed). */
-static void remove_placeholder(const char *path)
+static void end_child(pid_t *pid, int pidfd, int timeout_ms)
 {
-    struct stat st;
-    if (lstat(path, &st) < 0)
+    if (*pid <= 0)
         return;
-    if (S_ISDIR(st.st_mode))
-        rmdir(path); /* only when empty */
-    else if (S_ISREG(st.st_mode) && st.st_size == 0)
-        unlink(path);
+    if (reap_within(*pid, pidfd, timeout_ms) < 0) {
+        kill(*pid, SIGKILL);
+        reap_within(*pid, pidfd, timeout_ms);
+    }
+    *pid = 0;
+}
+
+static void remove_placeholders(struct bwrap_session *bs)
+{
+    for (size_t i = bs->nph; i-- > 0;)
+        placeholder_remove(&bs->ph[i]);
+}
+
+static void free_placeholders(struct bwrap_session *bs)
+{
+    for (size_t i = 0; i < bs->nph; i++)
+        free((char *)bs->ph[i].path);
+    free(bs->ph);
+    bs->ph = NULL;
+    bs->nph = 0;
 }
 
 void bwrap_teardown(struct ccsb_session *s, struct bwrap_session *bs)
@@ -258,25 +262,106 @@ void bwrap_teardown(struct ccsb_session *s, struct bwrap_session *bs)
         bwrap_send(bs, &m, NULL, 0);
     }
     close_fd(&bs->ctrl);
+    end_child(&bs->pid, bs->pidfd, STOP_TIMEOUT_MS);
+    /* The sandbox is gone: its mount points are plain files and directories
+     * again. The janitor would remove them too; whoever comes first wins. */
+    remove_placeholders(bs);
     close_fd(&bs->watch_w);
-    int janitor_done = 0;
-    if (bs->pid > 0) {
-        if (wait_child(bs, STOP_TIMEOUT_MS) < 0) {
-            kill(bs->pid, SIGKILL);
-            wait_child(bs, STOP_TIMEOUT_MS);
-        } else {
-            janitor_done = 1;
-        }
-    }
-    if (!janitor_done)
-        for (size_t i = bs->placeholders.n; i-- > 0;)
-            remove_placeholder(bs->placeholders.v[i]);
-    strv_clear(&bs->placeholders);
+    end_child(&bs->janitor, -1, STOP_TIMEOUT_MS);
+    free_placeholders(bs);
     bwrap_cgroup_remove(&bs->cg);
     close_fd(&bs->pidfd);
     close_fd(&bs->errfd);
     close_fd(&bs->listeners[0]);
     close_fd(&bs->listeners[1]);
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+    while (len) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/*
+ * Makes the plan's placeholder mount points, telling the janitor about each
+ * right after it exists (so a host killed now still gets them removed),
+ * then tells ccsb-init to go on mounting. Runs while bwrap is starting.
+ */
+static int create_placeholders(struct bwrap_session *bs, const struct bwrap_plan *plan,
+                               char *err, size_t errlen)
+{
+    size_t n = plan->ph_dirs.n + plan->ph_files.n;
+    if (!n)
+        return 0;
+    bs->ph = calloc(n, sizeof *bs->ph);
+    if (!bs->ph)
+        return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+    char parent[4096] = "";
+    int dfd = -1, r = 0;
+    for (size_t i = 0; i < n && !r; i++) {
+        int dir = i < plan->ph_dirs.n;
+        const char *path = dir ? plan->ph_dirs.v[i] : plan->ph_files.v[i - plan->ph_dirs.n];
+        struct placeholder *p = &bs->ph[bs->nph];
+        p->is_dir = dir;
+        p->path = strdup(path);
+        if (!p->path) {
+            r = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+            break;
+        }
+        bs->nph++;
+        /* most share one parent (the writable root): open it once */
+        const char *name = strrchr(path, '/');
+        size_t plen = name ? (size_t)(name - path) : 0;
+        if (dfd < 0 || plen != strlen(parent) || strncmp(parent, path, plen) != 0) {
+            if (dfd >= 0)
+                close(dfd);
+            dfd = placeholder_parent(path, &name);
+            if (dfd < 0 || plen >= sizeof parent) {
+                r = errf(err, errlen, CCSB_E_IO,
+                         "cannot create the placeholder %s for a protected path: %s", path,
+                         strerror(dfd < 0 ? -dfd : ENAMETOOLONG));
+                break;
+            }
+            memcpy(parent, path, plen);
+            parent[plen] = '\0';
+        } else {
+            name++;
+        }
+        int c = placeholder_create_in(dfd, name, p);
+        if (c < 0) {
+            r = errf(err, errlen, CCSB_E_IO,
+                     "cannot create the placeholder %s for a protected path: %s", path,
+                     strerror(-c));
+            break;
+        }
+        if (c > 0 && bs->watch_w >= 0) {
+            char *rec = NULL;
+            int len = asprintf(&rec, "%c %llu %llu %s", dir ? 'D' : 'F',
+                               (unsigned long long)p->dev, (unsigned long long)p->ino, path);
+            if (len < 0 || write_all(bs->watch_w, rec, (size_t)len + 1) < 0)
+                r = errf(err, errlen, CCSB_E_IO, "cannot reach the janitor: %s",
+                         strerror(errno));
+            free(rec);
+        }
+    }
+    if (dfd >= 0)
+        close(dfd);
+    if (r)
+        return r;
+    struct init_msg go;
+    init_msg_init(&go, INIT_MSG_GO, 0);
+    if (bwrap_send(bs, &go, NULL, 0) < 0)
+        return errf(err, errlen, CCSB_E_LAUNCH, "the sandbox ended while starting: %s",
+                    err_text(bs));
+    return 0;
 }
 
 /* The sandbox's HOME: the host home where a mount shows it, else /tmp. */
@@ -346,7 +431,7 @@ static int wait_ready(struct ccsb_session *s, struct bwrap_session *bs, char *er
             child_gone = 1;
         }
         if (child_gone || (p[2].revents & POLLIN)) {
-            wait_child(bs, 2000);
+            end_child(&bs->pid, bs->pidfd, 2000);
             read_err(bs);
             const char *said = err_text(bs);
             if (strstr(said, "namespace") || strstr(said, "uid map") ||
@@ -381,7 +466,12 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
                     bs->helper);
     pick_home(p, bs);
 
-    r = bwrap_cgroup_setup(&bs->cg, s->id, p->memory_max, p->pids_max);
+    /* Joining a cgroup costs a synchronous RCU grace period (~10-20 ms), so
+     * cgroups are made only when a limit asks for one; suspend then uses
+     * the freezer, and signals otherwise. */
+    r = p->memory_max || p->pids_max
+            ? bwrap_cgroup_setup(&bs->cg, s->id, p->memory_max, p->pids_max)
+            : 0;
     if (r < 0)
         return errf(err, errlen, r, "out of memory");
 
@@ -400,76 +490,94 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
     };
     struct bwrap_plan plan;
     r = bwrap_plan_build(p, &o, &plan, err, errlen);
-    if (r < 0)
-        goto fail_cg;
-    int janitor = plan.ph_files.n || plan.ph_dirs.n || bs->cg.ndirs;
-    if (strv_copy(&bs->placeholders, &plan.ph_dirs) < 0 ||
-        strv_copy(&bs->placeholders, &plan.ph_files) < 0) {
-        r = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
-        goto fail_plan;
+    if (r < 0) {
+        bwrap_cgroup_remove(&bs->cg);
+        return r;
     }
-
     int sp[2] = {-1, -1}, ep[2] = {-1, -1}, wp[2] = {-1, -1};
-    int args = args_memfd(&plan.argv, plan.cmd_at);
+    int args = -1, jpidfd = -1;
+    struct strv argv = STRV_INIT;
+    /* The janitor starts bwrap itself when bwrap must begin inside cgroups;
+     * else it watches from the side. Either way it exists before the first
+     * placeholder does. */
+    int parent = bs->cg.ndirs > 0;
+    int janitor = parent || plan.ph_dirs.n || plan.ph_files.n;
+
+    args = args_memfd(&plan.argv, plan.cmd_at);
     if (args < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 ||
         pipe2(ep, O_CLOEXEC) < 0 || (janitor && pipe2(wp, O_CLOEXEC) < 0)) {
         r = errf(err, errlen, CCSB_E_IO, "cannot set up the sandbox's channels: %s",
                  strerror(errno));
-        goto fail_fds;
+        goto fail;
     }
-    struct spawn_fds f = {.err_w = high(ep[1]), .ctrl_child = high(sp[1]), .args = high(args),
-                          .watch_r = high(wp[0])};
-    ep[1] = f.err_w;
-    sp[1] = f.ctrl_child;
-    args = f.args;
-    wp[0] = f.watch_r;
-    if (f.err_w < 0 || f.ctrl_child < 0 || f.args < 0 || (janitor && f.watch_r < 0)) {
+    ep[1] = high(ep[1]);
+    sp[1] = high(sp[1]);
+    args = high(args);
+    wp[0] = high(wp[0]);
+    if (ep[1] < 0 || sp[1] < 0 || args < 0 || (janitor && wp[0] < 0)) {
         r = errf(err, errlen, CCSB_E_IO, "fcntl: %s", strerror(errno));
-        goto fail_fds;
+        goto fail;
     }
-    struct strv argv = STRV_INIT;
-    if (child_argv(bs, &plan, janitor, &argv) < 0) {
-        strv_clear(&argv);
+    bs->ctrl = sp[0];
+    bs->errfd = ep[0];
+    bs->watch_w = wp[1];
+    sp[0] = ep[0] = wp[1] = -1;
+    if (bwrap_argv(bs, &plan, parent, &argv) < 0) {
         r = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
-        goto fail_fds;
+        goto fail;
     }
-    int e = spawn(bs, argv.v, &f);
-    strv_clear(&argv);
+    struct fdmap map[] = {{ep[1], 2}, {sp[1], INIT_CTRL_FD}, {args, 4}, {wp[0], 5}};
+    int e = spawn(&bs->pid, argv.v, map, parent ? 4 : 3);
     if (e) {
-        r = errf(err, errlen, CCSB_E_LAUNCH, "cannot start %s: %s",
-                 janitor ? bs->helper : bs->bwrap, strerror(e));
-        goto fail_fds;
+        r = errf(err, errlen, CCSB_E_LAUNCH, "cannot start %s: %s", argv.v[0], strerror(e));
+        goto fail;
     }
+    bs->pidfd = pidfd_open(bs->pid, 0);
+    if (bs->pidfd < 0) {
+        r = errf(err, errlen, CCSB_E_IO, "pidfd_open: %s", strerror(errno));
+        goto fail;
+    }
+    if (janitor && !parent) {
+        strv_clear(&argv);
+        jpidfd = high(fcntl(bs->pidfd, F_DUPFD_CLOEXEC, 10));
+        if (jpidfd < 0 || strv_push(&argv, bs->helper) | strv_push(&argv, "janitor") |
+                              strv_push(&argv, "--watch-fd") | strv_push(&argv, "3") |
+                              strv_push(&argv, "--pidfd") | strv_push(&argv, "4")) {
+            r = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+            goto fail;
+        }
+        struct fdmap jmap[] = {{ep[1], 2}, {wp[0], 3}, {jpidfd, 4}};
+        e = spawn(&bs->janitor, argv.v, jmap, 3);
+        if (e) {
+            r = errf(err, errlen, CCSB_E_LAUNCH, "cannot start the janitor %s: %s", bs->helper,
+                     strerror(e));
+            goto fail;
+        }
+    }
+    close_fd(&jpidfd);
     close_fd(&sp[1]);
     close_fd(&ep[1]);
     close_fd(&args);
     close_fd(&wp[0]);
-    bs->ctrl = sp[0];
-    bs->errfd = ep[0];
-    bs->watch_w = wp[1];
-    bs->pidfd = pidfd_open(bs->pid, 0);
-    if (bs->pidfd < 0) {
-        r = errf(err, errlen, CCSB_E_IO, "pidfd_open: %s", strerror(errno));
-        goto fail_started;
-    }
+    strv_clear(&argv);
     if (fcntl(bs->errfd, F_SETFL, O_NONBLOCK) < 0) {
         r = errf(err, errlen, CCSB_E_IO, "fcntl: %s", strerror(errno));
-        goto fail_started;
+        goto fail;
     }
+    /* bwrap builds the namespaces meanwhile; ccsb-init waits for GO. */
+    r = create_placeholders(bs, &plan, err, errlen);
+    if (r < 0)
+        goto fail;
     r = wait_ready(s, bs, err, errlen);
     if (r == 0)
         r = bwrap_guard_send(bs, err, errlen);
     if (r < 0)
-        goto fail_started;
+        goto fail;
     bwrap_plan_clear(&plan);
     return 0;
 
-fail_started:
-    bwrap_plan_clear(&plan);
-    bs->dead = 1;
-    bwrap_teardown(s, bs);
-    return r;
-fail_fds:
+fail:
+    close_fd(&jpidfd);
     close_fd(&sp[0]);
     close_fd(&sp[1]);
     close_fd(&ep[0]);
@@ -477,10 +585,9 @@ fail_fds:
     close_fd(&wp[0]);
     close_fd(&wp[1]);
     close_fd(&args);
-fail_plan:
+    strv_clear(&argv);
     bwrap_plan_clear(&plan);
-fail_cg:
-    strv_clear(&bs->placeholders);
-    bwrap_cgroup_remove(&bs->cg);
+    bs->dead = 1;
+    bwrap_teardown(s, bs); /* children, placeholders, cgroups, fds */
     return r;
 }

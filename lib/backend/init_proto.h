@@ -52,7 +52,9 @@ enum init_msg_type {
     INIT_MSG_SUSPEND = 19,/* stop every process in the sandbox */
     INIT_MSG_RESUME = 20, /* continue them */
     INIT_MSG_STOP = 21,   /* kill every process and exit */
-    INIT_MSG_GUARD_FILTER = 22, /* id; a = seccomp(2) filter flags; fds: [memfd holding
+    INIT_MSG_GO = 22,     /* the host made the placeholder mount points: mount
+                             (only sent when ccsb-init runs with --await-go) */
+    INIT_MSG_GUARD_FILTER = 23, /* id; a = seccomp(2) filter flags; fds: [memfd holding
                                    the BPF program (struct sock_filter[])]. Every later
                                    exec loads it just before exec; reply: REPLY */
 };

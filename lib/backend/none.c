@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -28,8 +27,10 @@
 #include <jansson.h>
 
 #include "backend/backend.h"
+#include "backend/none_tmp.h"
 #include "ccsandbox/ccsandbox.h"
 #include "core/ctx.h"
+#include "core/event.h"
 #include "core/exec_req.h"
 #include "core/session.h"
 #include "spec/spec.h"
@@ -48,16 +49,46 @@ struct none_exec {
     pid_t pgid;
 };
 
-/* Every process group the session started, so that stop also reaches the
- * background processes of execs that already ended. */
+/*
+ * Every process group the session started that may still have members, so
+ * that stop also reaches the background processes of execs that already
+ * ended. A group is forgotten as soon as it is seen empty: its number is
+ * then free for the system to reuse (pids wrap, pid_max is often 32768),
+ * and signalling it later could stop or kill an unrelated process group.
+ * The group of an exec whose main process is reaped is checked right away;
+ * groups that outlived their exec are checked whenever an exec starts.
+ */
 struct none_session {
     pid_t *pgids;
     size_t n, cap;
 };
 
+static void forget_empty_groups(struct none_session *ns)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < ns->n; i++) {
+        pid_t pg = ns->pgids[i];
+        if (pg <= 0 || (kill(-pg, 0) < 0 && errno == ESRCH))
+            continue;
+        ns->pgids[n++] = pg;
+    }
+    ns->n = n;
+}
+
+static void forget_group_if_empty(struct ccsb_session *s, pid_t pg)
+{
+    struct none_session *ns = s->bdata;
+    if (!ns || pg <= 0 || kill(-pg, 0) == 0 || errno != ESRCH)
+        return;
+    for (size_t i = 0; i < ns->n; i++)
+        if (ns->pgids[i] == pg)
+            ns->pgids[i] = 0;
+}
+
 static int remember_pgid(struct ccsb_session *s, pid_t pg)
 {
     struct none_session *ns = s->bdata;
+    forget_empty_groups(ns);
     if (ns->n == ns->cap) {
         size_t cap = ns->cap ? ns->cap * 2 : 16;
         pid_t *v = realloc(ns->pgids, cap * sizeof *v);
@@ -68,21 +99,6 @@ static int remember_pgid(struct ccsb_session *s, pid_t pg)
     }
     ns->pgids[ns->n++] = pg;
     return 0;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    if (flag == FTW_DP || flag == FTW_D)
-        rmdir(path);
-    else
-        unlink(path);
-    return 0;
-}
-
-/* Removes the session tmp without following symlinks out of it. */
-static void remove_tree(const char *dir)
-{
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
 static int none_launch(struct ccsb_session *s, char *err, size_t errlen)
@@ -358,6 +374,31 @@ static void release_watch(struct exec *x)
     ne->pidfd = ne->watch_fd = -1;
 }
 
+/*
+ * Someone else in the host process took the exit status: the kernel (the
+ * host ignores SIGCHLD) or another waiter (a SIGCHLD handler or thread
+ * calling wait/waitpid(-1), as the Dart VM does while it runs processes of
+ * its own). The status is unknowable; say so before the exit event (255)
+ * instead of passing 255 off as the command's own.
+ */
+static void status_lost(struct exec *x)
+{
+    struct sigaction cur;
+    const char *why = "another waiter in the host process reaped it (a SIGCHLD handler or a "
+                      "thread calling wait or waitpid(-1))";
+    if (sigaction(SIGCHLD, NULL, &cur) == 0 &&
+        (cur.sa_handler == SIG_IGN || (cur.sa_flags & SA_NOCLDWAIT)))
+        why = "the host process ignores SIGCHLD (SIG_IGN or SA_NOCLDWAIT), so the kernel "
+              "discarded it";
+    struct ccsb_event *ev = evt_new(CCSB_EVENT_ERROR, x->s->id, x->id);
+    if (ev && evt_set_message(ev, "exec %llu: exit status unknown, reported as 255: %s",
+                              (unsigned long long)x->id, why) == 0)
+        ctx_emit(x->s->ctx, ev);
+    else
+        ccsb_event_free(ev);
+    exec_exited(x, 255, 0);
+}
+
 /* Reaps the main process (blocking only when told it exited or was killed). */
 static void reap(struct exec *x)
 {
@@ -372,8 +413,9 @@ static void reap(struct exec *x)
         while ((r = waitid(P_PID, (id_t)x->pid, &si, WEXITED)) < 0 && errno == EINTR)
             ;
     release_watch(x);
-    if (r < 0) /* someone else (the host's own SIGCHLD handler) reaped it */
-        exec_exited(x, 255, 0);
+    forget_group_if_empty(x->s, ne->pgid);
+    if (r < 0)
+        status_lost(x);
     else if (si.si_code == CLD_EXITED)
         exec_exited(x, si.si_status, 0);
     else
@@ -385,13 +427,25 @@ static void on_exit_ready(evutil_socket_t fd, short what, void *arg)
     reap(arg);
 }
 
+/*
+ * The main process is also signalled by pid: it may have left its group
+ * (setpgid into another group of the session), or, with a pty, not have
+ * reached its own setsid yet. Until we reap it its pid cannot be reused.
+ */
+static int signal_main(struct exec *x, int sig)
+{
+    if (x->running && x->pid > 0 && kill(x->pid, sig) < 0 && errno != ESRCH)
+        return -1;
+    return 0;
+}
+
 static int none_kill_exec(struct ccsb_session *s, struct exec *x, int sig)
 {
     struct none_exec *ne = x->bdata;
     pid_t pg = ne ? ne->pgid : x->pid;
     if (kill(-pg, sig) < 0 && errno != ESRCH)
         return CCSB_E_IO;
-    return 0;
+    return signal_main(x, sig) < 0 ? CCSB_E_IO : 0;
 }
 
 static int none_resize(struct ccsb_session *s, struct exec *x, unsigned rows, unsigned cols)
@@ -406,6 +460,8 @@ static int signal_all(struct ccsb_session *s, int sig)
     for (size_t i = 0; ns && i < ns->n; i++)
         if (ns->pgids[i] > 0 && kill(-ns->pgids[i], sig) < 0 && errno == ESRCH)
             ns->pgids[i] = 0; /* the group is gone: never signal a reused id */
+    for (struct exec *x = s->execs; x; x = x->next)
+        signal_main(x, sig);
     return 0;
 }
 
@@ -431,7 +487,7 @@ static void none_stop(struct ccsb_session *s)
             reap(x);
     }
     if (s->tmpdir) {
-        remove_tree(s->tmpdir);
+        none_tmp_remove(s->tmpdir);
         free(s->tmpdir);
         s->tmpdir = NULL;
     }
@@ -446,7 +502,7 @@ static void none_destroy(struct ccsb_session *s)
         s->bdata = NULL;
     }
     if (s->tmpdir) {
-        remove_tree(s->tmpdir);
+        none_tmp_remove(s->tmpdir);
         free(s->tmpdir);
         s->tmpdir = NULL;
     }

@@ -50,6 +50,10 @@ struct gen {
     const struct seatbelt_profile_opts *o;
     char *tag;
     struct strv filters; /* the open rule's rendered filters, deduplicated */
+    /* Open-addressing set over filters (indices + 1, 0 = empty), so a rule
+     * of hundreds of filters is deduplicated in linear time. */
+    size_t *slots;
+    size_t n_slots;
 };
 
 /* ------------------------------------------------------------------ */
@@ -201,12 +205,12 @@ static void add_glob_spelling(struct gen *g, struct spellings *s, const char *sp
         sp->lit = len - pl;
 }
 
-/* Every spelling of a path the policy wrote: as written, the policy's
- * resolved form, and our own deep resolution of the written form (which
- * adds something only when the policy could not resolve the path, e.g.
- * because it does not exist yet). */
+/* Every spelling of a path the policy wrote: as written, then the
+ * policy's resolved form; when the policy has neither resolved it nor
+ * found it to exist as spelled (a hand-built policy, or one whose resolver
+ * failed), our own deep resolution of the written form. */
 static void collect(struct gen *g, struct spellings *s, const char *path, const char *resolved,
-                    const char *what)
+                    int exists, const char *what)
 {
     if (!path)
         return;
@@ -220,6 +224,8 @@ static void collect(struct gen *g, struct spellings *s, const char *path, const 
     if (!glob) {
         if (resolved)
             add_spelling(g, s, resolved, 0, what);
+        if (resolved || exists)
+            return; /* the policy resolved it, or it exists as spelled */
         int nomem;
         char *r = deep_resolve(g, written, &nomem);
         if (nomem)
@@ -231,8 +237,10 @@ static void collect(struct gen *g, struct spellings *s, const char *path, const 
     }
     /* A glob: only its fixed directory prefix is resolved; the pattern
      * part is left as written. The policy may have done it already. */
-    if (resolved)
+    if (resolved) {
         add_glob_spelling(g, s, resolved, written + s->v[before].lit, what);
+        return;
+    }
     const struct spelling *w = &s->v[before];
     if (g->b.err || w->lit == 0)
         return;
@@ -277,13 +285,67 @@ static void collect_paths(struct gen *g, struct spellings *s, const struct polic
     for (size_t i = 0; i < pp->n && !g->b.err; i++) {
         char label[96];
         snprintf(label, sizeof(label), "%s[%zu]", what, i);
-        collect(g, s, pp->v[i].path, pp->v[i].resolved, label);
+        collect(g, s, pp->v[i].path, pp->v[i].resolved, pp->v[i].exists, label);
     }
 }
 
 /* ------------------------------------------------------------------ */
 /* Rules                                                                */
 /* ------------------------------------------------------------------ */
+
+static size_t hash_str(const char *s)
+{
+    size_t h = 1469598103934665603u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+static int filter_seen(const struct gen *g, const char *s)
+{
+    if (!g->n_slots)
+        return 0;
+    for (size_t i = hash_str(s) & (g->n_slots - 1);; i = (i + 1) & (g->n_slots - 1)) {
+        size_t k = g->slots[i];
+        if (!k)
+            return 0;
+        if (strcmp(g->filters.v[k - 1], s) == 0)
+            return 1;
+    }
+}
+
+/* Indexes the filter just pushed, growing the table to keep it at most
+ * half full. */
+static int filter_remember(struct gen *g)
+{
+    if (2 * g->filters.n > g->n_slots) {
+        size_t n = g->n_slots ? g->n_slots * 2 : 64;
+        size_t *v = calloc(n, sizeof(*v));
+        if (!v)
+            return -1;
+        free(g->slots);
+        g->slots = v;
+        g->n_slots = n;
+        for (size_t k = 0; k + 1 < g->filters.n; k++) {
+            size_t i = hash_str(g->filters.v[k]) & (n - 1);
+            while (v[i])
+                i = (i + 1) & (n - 1);
+            v[i] = k + 1;
+        }
+    }
+    size_t i = hash_str(g->filters.v[g->filters.n - 1]) & (g->n_slots - 1);
+    while (g->slots[i])
+        i = (i + 1) & (g->n_slots - 1);
+    g->slots[i] = g->filters.n;
+    return 0;
+}
+
+static void filters_reset(struct gen *g)
+{
+    strv_clear(&g->filters);
+    if (g->slots)
+        memset(g->slots, 0, g->n_slots * sizeof(*g->slots));
+}
 
 static void filter_add_owned(struct gen *g, struct sbpl_buf *f)
 {
@@ -300,11 +362,11 @@ static void filter_add_owned(struct gen *g, struct sbpl_buf *f)
         g->b.err = CCSB_E_NOMEM;
         return;
     }
-    if (strv_contains(&g->filters, s)) {
+    if (filter_seen(g, s)) {
         free(s);
         return;
     }
-    if (strv_push_owned(&g->filters, s) < 0)
+    if (strv_push_owned(&g->filters, s) < 0 || filter_remember(g) < 0)
         g->b.err = CCSB_E_NOMEM;
 }
 
@@ -358,7 +420,7 @@ static void filter_raw(struct gen *g, const char *text)
 static void rule_end(struct gen *g, const char *action, const char *ops)
 {
     if (g->filters.n == 0 || g->b.err) {
-        strv_clear(&g->filters);
+        filters_reset(g);
         return;
     }
     sbpl_putf(&g->b, "(%s %s", action, ops);
@@ -372,7 +434,7 @@ static void rule_end(struct gen *g, const char *action, const char *ops)
         sbpl_put(&g->b, ")");
     }
     sbpl_put(&g->b, ")\n");
-    strv_clear(&g->filters);
+    filters_reset(g);
 }
 
 /* A deny with no filter: applies to every use of ops. */
@@ -511,6 +573,14 @@ static void section_writes(struct gen *g, const struct spellings *roots,
     writable_devices(g);
     rule_end(g, "allow", "file-write*");
 
+    /* A read deny alone would leave a bound $HOME's ~/.ssh/authorized_keys
+     * or ~/.aws/config open to an append: the secret set is never writable
+     * either, in every preset. */
+    comment(g, "Never writable, even inside a writable root: the secret set.");
+    for (size_t i = 0; i < secrets->n; i++)
+        filter_path(g, &secrets->v[i], "subpath", 1, "secret path");
+    rule_end(g, "deny", "file-write*");
+
     if (!terminal) {
         comment(g, "Never writable, even inside a writable root: protectedPaths and the\n"
                    "; mandatory deny-write set.");
@@ -571,7 +641,7 @@ static void section_exec(struct gen *g, const struct spellings *roots,
     comment(g, "... and never the programs that reach outside the sandbox.");
     for (size_t i = 0; seatbelt_dangerous_binaries[i].path && !g->b.err; i++) {
         struct spellings s = {0};
-        collect(g, &s, seatbelt_dangerous_binaries[i].path, NULL, "dangerous binary");
+        collect(g, &s, seatbelt_dangerous_binaries[i].path, NULL, 0, "dangerous binary");
         for (size_t j = 0; j < s.n; j++)
             filter_path(g, &s.v[j], "literal", 0, "dangerous binary");
         spellings_free(&s);
@@ -697,14 +767,14 @@ int seatbelt_profile_generate(const struct ccsb_policy *p, const struct seatbelt
     struct spellings secrets = {0}, roots = {0}, locked = {0}, grants = {0}, helper = {0};
     collect_paths(&g, &secrets, &p->deny_read, "denyRead");
     if (terminal) {
-        collect(&g, &roots, p->home, NULL, "$HOME");
-        collect(&g, &roots, opts->workdir, NULL, "workdir");
-        collect(&g, &roots, p->session_tmp, NULL, "session tmp");
+        collect(&g, &roots, p->home, NULL, 0, "$HOME");
+        collect(&g, &roots, opts->workdir, NULL, 0, "workdir");
+        collect(&g, &roots, p->session_tmp, NULL, 0, "session tmp");
     } else {
         collect_paths(&g, &roots, &p->writable_roots, "writable root");
         collect_paths(&g, &locked, &p->deny_write, "protectedPaths");
         collect_paths(&g, &grants, &p->exec_grant_roots, "execGrantRoots");
-        collect(&g, &helper, opts->helper_path, NULL, "helper path");
+        collect(&g, &helper, opts->helper_path, NULL, 0, "helper path");
     }
 
     section_header(&g);
@@ -722,6 +792,7 @@ int seatbelt_profile_generate(const struct ccsb_policy *p, const struct seatbelt
     spellings_free(&grants);
     spellings_free(&helper);
     strv_clear(&g.filters);
+    free(g.slots);
     free(g.tag);
 
     if (g.b.err) {

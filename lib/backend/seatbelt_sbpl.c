@@ -102,22 +102,23 @@ void sbpl_fail(struct sbpl_buf *b, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The escaped form of one byte, or NULL when it has none we trust. */
-static const char *escape_byte(unsigned char c, char one[2])
+/* Writes the escaped form of c into out; returns its length (1 or 2), or
+ * 0 when the byte has no escape we trust. */
+static size_t escape_byte(unsigned char c, char out[2])
 {
+    out[0] = '\\';
     switch (c) {
-    case '"': return "\\\"";
-    case '\\': return "\\\\";
-    case '\n': return "\\n";
-    case '\t': return "\\t";
-    case '\r': return "\\r";
+    case '"': out[1] = '"'; return 2;
+    case '\\': out[1] = '\\'; return 2;
+    case '\n': out[1] = 'n'; return 2;
+    case '\t': out[1] = 't'; return 2;
+    case '\r': out[1] = 'r'; return 2;
     default: break;
     }
     if (c < 0x20 || c == 0x7f)
-        return NULL;
-    one[0] = (char)c;
-    one[1] = '\0';
-    return one;
+        return 0;
+    out[0] = (char)c;
+    return 1;
 }
 
 void sbpl_put_string(struct sbpl_buf *b, const char *s, const char *what)
@@ -130,36 +131,47 @@ void sbpl_put_string(struct sbpl_buf *b, const char *s, const char *what)
                   what, n, SBPL_STRING_MAX);
         return;
     }
-    /* First pass: validate and count escaped bytes to decide on pieces. */
+    /* First pass: refuse what cannot be written, count escaped bytes. */
     size_t escaped = 0;
-    char one[2];
+    char e[2];
     for (size_t i = 0; i < n; i++) {
-        const char *e = escape_byte((unsigned char)s[i], one);
-        if (!e) {
+        size_t el = escape_byte((unsigned char)s[i], e);
+        if (!el) {
             sbpl_fail(b, "%s contains the control byte 0x%02x, which a Seatbelt "
                          "profile string cannot express", what, (unsigned char)s[i]);
             return;
         }
-        escaped += strlen(e);
+        escaped += el;
     }
     int pieces = escaped > SBPL_LITERAL_MAX;
-    if (pieces)
-        sbpl_put(b, "(string-append ");
-    sbpl_put(b, "\"");
+    /* Worst case: every piece adds `" "` (3 bytes) after at most
+     * SBPL_LITERAL_MAX - 1 bytes, plus "(string-append " and ")". */
+    size_t room = escaped + 2 + (pieces ? 16 + 1 + 3 * (escaped / (SBPL_LITERAL_MAX - 1) + 1) : 0);
+    if (reserve(b, room) < 0)
+        return;
+    char *o = b->s + b->len;
+    if (pieces) {
+        memcpy(o, "(string-append ", 15);
+        o += 15;
+    }
+    *o++ = '"';
     size_t in_piece = 0;
     for (size_t i = 0; i < n; i++) {
-        const char *e = escape_byte((unsigned char)s[i], one);
-        size_t el = strlen(e);
+        size_t el = escape_byte((unsigned char)s[i], e);
         if (pieces && in_piece + el > SBPL_LITERAL_MAX) {
-            sbpl_put(b, "\" \"");
+            memcpy(o, "\" \"", 3);
+            o += 3;
             in_piece = 0;
         }
-        sbpl_putn(b, e, el);
+        memcpy(o, e, el);
+        o += el;
         in_piece += el;
     }
-    sbpl_put(b, "\"");
+    *o++ = '"';
     if (pieces)
-        sbpl_put(b, ")");
+        *o++ = ')';
+    *o = '\0';
+    b->len = (size_t)(o - b->s);
 }
 
 static int is_regex_meta(char c)

@@ -26,6 +26,7 @@
 #include "ccsandbox/ccsandbox-libevent.h"
 #include "core/ctx_internal.h"
 #include "core/event.h"
+#include "core/exec.h"
 #include "core/probe.h"
 #include "core/session.h"
 #include "util/err.h"
@@ -62,6 +63,78 @@ int ctx_on_loop_thread(const struct ccsb_ctx *ctx)
     if (!ctx->has_thread)
         return 1; /* caller-owned base: every call comes from its thread */
     return pthread_equal(pthread_self(), ctx->thread);
+}
+
+int ctx_in_callback(const struct ccsb_ctx *ctx)
+{
+    return ctx_on_loop_thread(ctx) && ctx->in_callback;
+}
+
+struct pending_destroy {
+    ccsb_destroy_fn fn;
+    void *ud;
+    struct pending_destroy *next;
+};
+
+/* Calls fn(ud) now, or after the running callback when called from one. */
+static void destroy_later(struct ccsb_ctx *ctx, ccsb_destroy_fn fn, void *ud)
+{
+    if (!fn)
+        return;
+    if (!ctx_in_callback(ctx)) {
+        fn(ud);
+        return;
+    }
+    struct pending_destroy *p = malloc(sizeof *p);
+    if (!p)
+        return; /* leaking the userdata beats freeing it under its user */
+    p->fn = fn;
+    p->ud = ud;
+    p->next = NULL;
+    struct pending_destroy **tail = &ctx->pending_destroys;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = p;
+}
+
+static void run_pending_destroys(struct ccsb_ctx *ctx)
+{
+    while (ctx->pending_destroys) {
+        struct pending_destroy *p = ctx->pending_destroys;
+        ctx->pending_destroys = p->next;
+        p->fn(p->ud);
+        free(p);
+    }
+}
+
+static void leave_callback(struct ccsb_ctx *ctx)
+{
+    if (--ctx->in_callback == 0)
+        run_pending_destroys(ctx);
+}
+
+static void destroy_doomed(struct ccsb_ctx *ctx)
+{
+    while (ctx->doomed) {
+        struct ccsb_session *s = ctx->doomed;
+        ctx->doomed = s->doomed_next;
+        session_destroy_now(s); /* drops the session's reference, never the last */
+    }
+}
+
+static void on_later(evutil_socket_t fd, short what, void *arg)
+{
+    destroy_doomed(arg);
+}
+
+void ctx_defer_destroy(struct ccsb_ctx *ctx, struct ccsb_session *s)
+{
+    if (s->doomed)
+        return;
+    s->doomed = 1;
+    s->doomed_next = ctx->doomed;
+    ctx->doomed = s;
+    event_active(ctx->later_ev, EV_TIMEOUT, 0);
 }
 
 int ctx_err(struct ccsb_ctx *ctx, int code, const char *fmt, ...)
@@ -133,6 +206,60 @@ static void *loop_main(void *arg)
 
 /* ---- events ----------------------------------------------------------- */
 
+static size_t event_cost(const struct ccsb_event *ev)
+{
+    return sizeof *ev + ev->len;
+}
+
+/*
+ * The resume event is on the base only while readers are paused, so that an
+ * idle context leaves a caller's base empty (event_base_dispatch returns).
+ */
+int ctx_output_blocked(struct ccsb_ctx *ctx)
+{
+    if (ctx->cb)
+        return 0; /* delivered synchronously: the callback paces the reads */
+    pthread_mutex_lock(&ctx->q_mu);
+    int full = ctx->q_cost >= CTX_QUEUE_HIGH;
+    if (full)
+        ctx->throttled = 1;
+    pthread_mutex_unlock(&ctx->q_mu);
+    if (!full || ctx->resume_armed)
+        return full;
+    if (event_add(ctx->resume_ev, NULL) < 0) {
+        /* Without a way to resume, reading on beats pausing forever. */
+        pthread_mutex_lock(&ctx->q_mu);
+        ctx->throttled = 0;
+        pthread_mutex_unlock(&ctx->q_mu);
+        return 0;
+    }
+    ctx->resume_armed = 1;
+    return 1;
+}
+
+static void resume_output(struct ccsb_ctx *ctx)
+{
+    pthread_mutex_lock(&ctx->q_mu);
+    int still = ctx->throttled;
+    pthread_mutex_unlock(&ctx->q_mu);
+    if (still)
+        return; /* throttled again since the host rang: stay paused */
+    if (ctx->resume_armed) {
+        event_del(ctx->resume_ev);
+        eventfd_drain(ctx->resume_efd);
+        ctx->resume_armed = 0;
+    }
+    for (struct ccsb_session *s = ctx->sessions; s; s = s->next)
+        exec_resume_output(s);
+}
+
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+    struct ccsb_ctx *ctx = arg;
+    eventfd_drain(ctx->resume_efd);
+    resume_output(ctx);
+}
+
 void ctx_emit(struct ccsb_ctx *ctx, struct ccsb_event *ev)
 {
     if (!ev)
@@ -140,7 +267,7 @@ void ctx_emit(struct ccsb_ctx *ctx, struct ccsb_event *ev)
     if (ctx->cb) {
         ctx->in_callback++;
         ctx->cb(ev, ctx->cb_ud);
-        ctx->in_callback--;
+        leave_callback(ctx);
         ccsb_event_free(ev);
         return;
     }
@@ -151,13 +278,23 @@ void ctx_emit(struct ccsb_ctx *ctx, struct ccsb_event *ev)
     else
         ctx->q_head = ev;
     ctx->q_tail = ev;
+    ctx->q_cost += event_cost(ev);
     if (was_empty)
         eventfd_ring(ctx->q_efd);
-    ccsb_wakeup_fn wake = ctx->wake;
+    ccsb_wakeup_fn wake = was_empty ? ctx->wake : NULL;
     void *wake_ud = ctx->wake_ud;
+    if (wake)
+        ctx->wake_busy++;
     pthread_mutex_unlock(&ctx->q_mu);
-    if (was_empty && wake)
+    if (wake) {
+        ctx->in_callback++;
         wake(wake_ud);
+        pthread_mutex_lock(&ctx->q_mu);
+        if (--ctx->wake_busy == 0)
+            pthread_cond_broadcast(&ctx->wake_cv);
+        pthread_mutex_unlock(&ctx->q_mu);
+        leave_callback(ctx);
+    }
 }
 
 CCSB_API int ccsb_ctx_next_event(ccsb_ctx *ctx, ccsb_event **out)
@@ -165,6 +302,7 @@ CCSB_API int ccsb_ctx_next_event(ccsb_ctx *ctx, ccsb_event **out)
     if (!ctx || !out)
         return CCSB_E_INVAL;
     *out = NULL;
+    int resume = 0;
     pthread_mutex_lock(&ctx->q_mu);
     struct ccsb_event *ev = ctx->q_head;
     if (ev) {
@@ -174,8 +312,15 @@ CCSB_API int ccsb_ctx_next_event(ccsb_ctx *ctx, ccsb_event **out)
             eventfd_drain(ctx->q_efd);
         }
         ev->next = NULL;
+        ctx->q_cost -= event_cost(ev);
+        if (ctx->throttled && ctx->q_cost <= CTX_QUEUE_LOW) {
+            ctx->throttled = 0;
+            resume = 1;
+        }
     }
     pthread_mutex_unlock(&ctx->q_mu);
+    if (resume)
+        eventfd_ring(ctx->resume_efd);
     if (!ev)
         return CCSB_E_AGAIN;
     *out = ev;
@@ -199,7 +344,7 @@ CCSB_API int ccsb_ctx_wait_event(ccsb_ctx *ctx, int timeout_ms, ccsb_event **out
     if (!ctx || !out)
         return CCSB_E_INVAL;
     *out = NULL;
-    if (ctx->in_callback && ctx_on_loop_thread(ctx))
+    if (ctx_in_callback(ctx))
         return ctx_err(ctx, CCSB_E_REENTRANT,
                        "ccsb_ctx_wait_event called from inside a context callback");
     int r = ccsb_ctx_next_event(ctx, out);
@@ -240,8 +385,14 @@ CCSB_API int ccsb_ctx_wait_event(ccsb_ctx *ctx, int timeout_ms, ccsb_event **out
             r = CCSB_E_TIMEDOUT;
             break;
         }
-        if (event_base_loop(ctx->base, EVLOOP_ONCE) < 0) {
+        int lr = event_base_loop(ctx->base, EVLOOP_ONCE);
+        if (lr < 0) {
             r = ctx_err(ctx, CCSB_E_STATE, "the event base cannot be run from here");
+            break;
+        }
+        if (lr == 1) { /* the base is empty: it would return at once, forever */
+            r = ctx_err(ctx, CCSB_E_STATE,
+                        "ccsb_ctx_wait_event: nothing is running that could produce an event");
             break;
         }
     }
@@ -267,8 +418,13 @@ static int set_cb_on_loop(void *arg)
     ctx->cb = a->cb;
     ctx->cb_ud = a->ud;
     ctx->cb_destroy = a->destroy;
-    if (old_destroy)
-        old_destroy(old_ud);
+    if (ctx->cb) { /* the callback now takes what paused readers hold */
+        pthread_mutex_lock(&ctx->q_mu);
+        ctx->throttled = 0;
+        pthread_mutex_unlock(&ctx->q_mu);
+        resume_output(ctx);
+    }
+    destroy_later(ctx, old_destroy, old_ud);
     return 0;
 }
 
@@ -297,9 +453,13 @@ CCSB_API int ccsb_ctx_set_wakeup(ccsb_ctx *ctx, ccsb_wakeup_fn wake, void *userd
     ctx->wake_ud = userdata;
     ctx->wake_destroy = destroy;
     int pending = ctx->q_head != NULL;
+    /* The loop thread may be ringing the old doorbell right now: its
+     * userdata lives until that returns (unless this is that ring). */
+    if (!ctx_in_callback(ctx))
+        while (ctx->wake_busy)
+            pthread_cond_wait(&ctx->wake_cv, &ctx->q_mu);
     pthread_mutex_unlock(&ctx->q_mu);
-    if (old_destroy)
-        old_destroy(old_ud);
+    destroy_later(ctx, old_destroy, old_ud);
     /* Events queued before the doorbell existed must not go unnoticed. */
     if (pending && wake)
         wake(userdata);
@@ -350,16 +510,20 @@ static void ctx_release_memory(struct ccsb_ctx *ctx)
         ccsb_event_free(ev);
         ev = n;
     }
+    run_pending_destroys(ctx);
     if (ctx->wake_destroy)
         ctx->wake_destroy(ctx->wake_ud);
     if (ctx->q_efd >= 0)
         close(ctx->q_efd);
+    if (ctx->resume_efd >= 0)
+        close(ctx->resume_efd);
     probe_free(ctx->probe);
     pthread_mutex_destroy(&ctx->q_mu);
     pthread_mutex_destroy(&ctx->call_mu);
     pthread_mutex_destroy(&ctx->err_mu);
     pthread_mutex_destroy(&ctx->probe_mu);
     pthread_cond_destroy(&ctx->call_cv);
+    pthread_cond_destroy(&ctx->wake_cv);
     free(ctx);
 }
 
@@ -367,6 +531,26 @@ void ctx_unref(struct ccsb_ctx *ctx)
 {
     if (atomic_fetch_sub(&ctx->refs, 1) == 1)
         ctx_release_memory(ctx);
+}
+
+/* Frees the loop objects ctx_init made (any subset); no thread runs. */
+static void ctx_free_loop(struct ccsb_ctx *ctx)
+{
+    if (ctx->later_ev)
+        event_free(ctx->later_ev);
+    ctx->later_ev = NULL;
+    if (ctx->resume_ev)
+        event_free(ctx->resume_ev);
+    ctx->resume_ev = NULL;
+    if (ctx->call_ev)
+        event_free(ctx->call_ev);
+    ctx->call_ev = NULL;
+    if (ctx->call_efd >= 0)
+        close(ctx->call_efd);
+    ctx->call_efd = -1;
+    if (ctx->own_base && ctx->base)
+        event_base_free(ctx->base);
+    ctx->base = NULL;
 }
 
 static int ctx_init(struct ccsb_ctx **out, struct event_base *base, char *errbuf,
@@ -377,18 +561,21 @@ static int ctx_init(struct ccsb_ctx **out, struct event_base *base, char *errbuf
     if (!ctx)
         return errf(errbuf, errlen, CCSB_E_NOMEM, "out of memory");
     atomic_init(&ctx->refs, 1);
-    ctx->q_efd = ctx->call_efd = -1;
+    ctx->q_efd = ctx->call_efd = ctx->resume_efd = -1;
     pthread_mutex_init(&ctx->q_mu, NULL);
     pthread_mutex_init(&ctx->call_mu, NULL);
     pthread_mutex_init(&ctx->err_mu, NULL);
     pthread_mutex_init(&ctx->probe_mu, NULL);
     pthread_cond_init(&ctx->call_cv, NULL);
+    pthread_cond_init(&ctx->wake_cv, NULL);
+    int code = CCSB_E_IO;
+    const char *what = "eventfd";
+    int e = 0;
     ctx->q_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (ctx->q_efd < 0) {
-        int e = errno;
-        ctx_release_memory(ctx);
-        return errf(errbuf, errlen, CCSB_E_IO, "eventfd: %s", strerror(e));
-    }
+    if (ctx->q_efd >= 0)
+        ctx->resume_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (ctx->q_efd < 0 || ctx->resume_efd < 0)
+        goto fail_errno;
     if (base) {
         ctx->base = base;
     } else {
@@ -400,45 +587,55 @@ static int ctx_init(struct ccsb_ctx **out, struct event_base *base, char *errbuf
             ctx->base = event_base_new_with_config(cfg);
             event_config_free(cfg);
         }
-        if (!ctx->base) {
-            ctx_release_memory(ctx);
-            return errf(errbuf, errlen, CCSB_E_NOMEM, "cannot create an event base");
-        }
+        code = CCSB_E_NOMEM;
+        what = "cannot create an event base";
+        if (!ctx->base)
+            goto fail;
         ctx->own_base = 1;
+        code = CCSB_E_IO;
+        what = "eventfd";
         ctx->call_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (ctx->call_efd < 0) {
-            int e = errno;
-            event_base_free(ctx->base);
-            ctx_release_memory(ctx);
-            return errf(errbuf, errlen, CCSB_E_IO, "eventfd: %s", strerror(e));
-        }
+        if (ctx->call_efd < 0)
+            goto fail_errno;
         ctx->call_ev = event_new(ctx->base, ctx->call_efd, EV_READ | EV_PERSIST, run_calls, ctx);
-        if (!ctx->call_ev || event_add(ctx->call_ev, NULL) < 0) {
-            if (ctx->call_ev)
-                event_free(ctx->call_ev);
-            close(ctx->call_efd);
-            event_base_free(ctx->base);
-            ctx_release_memory(ctx);
-            return errf(errbuf, errlen, CCSB_E_NOMEM, "cannot register the call event");
-        }
+        code = CCSB_E_NOMEM;
+        what = "cannot register the call event";
+        if (!ctx->call_ev || event_add(ctx->call_ev, NULL) < 0)
+            goto fail;
+    }
+    ctx->resume_ev = event_new(ctx->base, ctx->resume_efd, EV_READ | EV_PERSIST, on_resume, ctx);
+    ctx->later_ev = event_new(ctx->base, -1, 0, on_later, ctx);
+    code = CCSB_E_NOMEM;
+    what = "cannot create the context's events";
+    if (!ctx->resume_ev || !ctx->later_ev)
+        goto fail;
+    if (ctx->own_base) {
         /* The loop thread blocks every signal: the host's signals are
          * delivered to the host's own threads. */
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
-        int e = pthread_create(&ctx->thread, NULL, loop_main, ctx);
+        e = pthread_create(&ctx->thread, NULL, loop_main, ctx);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (e) {
-            event_free(ctx->call_ev);
-            close(ctx->call_efd);
-            event_base_free(ctx->base);
-            ctx_release_memory(ctx);
-            return errf(errbuf, errlen, CCSB_E_IO, "pthread_create: %s", strerror(e));
-        }
+        code = CCSB_E_IO;
+        what = "pthread_create";
+        if (e)
+            goto fail_e;
         ctx->has_thread = 1;
     }
     *out = ctx;
     return 0;
+
+fail_errno:
+    e = errno;
+fail_e:
+    ctx_free_loop(ctx);
+    ctx_release_memory(ctx);
+    return errf(errbuf, errlen, code, "%s: %s", what, strerror(e));
+fail:
+    ctx_free_loop(ctx);
+    ctx_release_memory(ctx);
+    return errf(errbuf, errlen, code, "%s", what);
 }
 
 CCSB_API int ccsb_ctx_new(ccsb_ctx **out, char *errbuf, size_t errbuf_len)
@@ -467,6 +664,7 @@ static int shutdown_on_loop(void *arg)
         struct ccsb_session *s = ctx->sessions;
         session_shutdown(s); /* stops, detaches, removes from the list */
     }
+    destroy_doomed(ctx);
     if (ctx->cb_destroy)
         ctx->cb_destroy(ctx->cb_ud);
     ctx->cb = NULL;
@@ -484,7 +682,7 @@ CCSB_API void ccsb_ctx_free(ccsb_ctx *ctx)
 {
     if (!ctx)
         return;
-    if (ctx->in_callback && ctx_on_loop_thread(ctx)) {
+    if (ctx_in_callback(ctx)) {
         ctx_err(ctx, CCSB_E_REENTRANT, "ccsb_ctx_free called from inside a context callback");
         return;
     }
@@ -500,12 +698,7 @@ CCSB_API void ccsb_ctx_free(ccsb_ctx *ctx)
     ctx->calls = NULL;
     pthread_cond_broadcast(&ctx->call_cv);
     pthread_mutex_unlock(&ctx->call_mu);
-    if (ctx->own_base) {
-        event_free(ctx->call_ev);
-        close(ctx->call_efd);
-        event_base_free(ctx->base);
-    }
-    ctx->base = NULL;
+    ctx_free_loop(ctx);
     ctx_unref(ctx);
 }
 

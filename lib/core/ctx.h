@@ -26,6 +26,14 @@ int ctx_on_loop_thread(const struct ccsb_ctx *ctx);
  * when already there. Returns CCSB_E_STATE when the loop is gone. */
 int ctx_call(struct ccsb_ctx *ctx, int (*fn)(void *arg), void *arg);
 
+/* 1 on the loop thread while one of the context's callbacks (event
+ * callback or doorbell) runs: what would free state the code that called
+ * the callback still uses must be refused or deferred. */
+int ctx_in_callback(const struct ccsb_ctx *ctx);
+/* Frees the session once the running callback has returned (or in
+ * ccsb_ctx_free, if the loop never runs again). */
+void ctx_defer_destroy(struct ccsb_ctx *ctx, struct ccsb_session *s);
+
 /* Sets the context's error text; returns code. Any thread. */
 int ctx_err(struct ccsb_ctx *ctx, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -33,6 +41,16 @@ int ctx_err(struct ccsb_ctx *ctx, int code, const char *fmt, ...)
 /* Hands an event to the callback, or queues it and rings the doorbell.
  * Takes ownership. Loop thread only. */
 void ctx_emit(struct ccsb_ctx *ctx, struct ccsb_event *ev);
+
+/*
+ * Backpressure: 1 when the host has not drained CTX_QUEUE_HIGH bytes of
+ * queued events. Output readers then stop reading (the command blocks in
+ * write) until the host drains the queue below CTX_QUEUE_LOW, when the
+ * context calls exec_resume_output for every session. Loop thread.
+ */
+#define CTX_QUEUE_HIGH (8u << 20)
+#define CTX_QUEUE_LOW (2u << 20)
+int ctx_output_blocked(struct ccsb_ctx *ctx);
 
 /* The session list (loop thread only). */
 void ctx_add_session(struct ccsb_ctx *ctx, struct ccsb_session *s);

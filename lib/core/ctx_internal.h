@@ -10,6 +10,7 @@
 struct event;
 struct event_base;
 struct call;
+struct pending_destroy;
 
 struct ccsb_ctx {
     atomic_int refs;             /* 1 for the handle + 1 per live session */
@@ -31,15 +32,25 @@ struct ccsb_ctx {
     pthread_mutex_t q_mu;
     struct ccsb_event *q_head, *q_tail;
     int q_efd;
+    size_t q_cost;               /* bytes held by queued events */
+    int throttled;               /* output readers paused until the host drains */
+    int resume_efd;              /* rung when the host drained a throttled queue */
+    struct event *resume_ev;     /* added only while throttled (loop thread) */
+    int resume_armed;
     ccsb_wakeup_fn wake;
     void *wake_ud;
     ccsb_destroy_fn wake_destroy;
+    int wake_busy;               /* rings in progress (set_wakeup waits them out) */
+    pthread_cond_t wake_cv;
 
     /* callback (loop thread) */
     ccsb_event_cb cb;
     void *cb_ud;
     ccsb_destroy_fn cb_destroy;
     int in_callback;
+    /* notifiers of callbacks replaced from inside a callback: they run once
+     * the outermost callback returned (loop thread) */
+    struct pending_destroy *pending_destroys;
 
     pthread_mutex_t err_mu;
     char errmsg[1024];
@@ -48,6 +59,9 @@ struct ccsb_ctx {
     struct ccsb_probe_result *probe;
 
     struct ccsb_session *sessions; /* loop thread */
+    /* destroyed from inside a callback, freed once it returned (loop thread) */
+    struct ccsb_session *doomed;
+    struct event *later_ev;
 };
 
 void ctx_ref(struct ccsb_ctx *ctx);
@@ -56,5 +70,7 @@ void ctx_unref(struct ccsb_ctx *ctx);
 /* Stops the session, detaches it from the loop and the context list
  * (session.c; used by ccsb_ctx_free). */
 void session_shutdown(struct ccsb_session *s);
+/* Shuts down and frees a session (loop thread, outside callbacks). */
+void session_destroy_now(struct ccsb_session *s);
 
 #endif

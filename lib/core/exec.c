@@ -62,11 +62,20 @@ static void maybe_release(struct exec *x)
         exec_release(x);
 }
 
-/* Reads what is available; returns 1 when the stream ended (and closes it). */
-static int pump(struct exec *x, int *fd, struct event **ev, int type)
+/*
+ * Reads what is available; returns 1 when the stream ended (and closes it).
+ * Unless told to drain (exit ordering), it stops and pauses the reader
+ * while the host is behind on the event queue.
+ */
+static int pump(struct exec *x, int *fd, struct event **ev, int *paused, int type, int drain)
 {
     unsigned char buf[READ_CHUNK];
     for (int rounds = 0; rounds < 64; rounds++) {
+        if (!drain && ctx_output_blocked(x->s->ctx)) {
+            if (*ev && !*paused && event_del(*ev) == 0)
+                *paused = 1;
+            return 0;
+        }
         ssize_t n = read(*fd, buf, sizeof buf);
         if (n > 0) {
             emit_output(x, type, buf, (size_t)n);
@@ -92,14 +101,14 @@ static int pump(struct exec *x, int *fd, struct event **ev, int type)
 static void on_stdout(evutil_socket_t fd, short what, void *arg)
 {
     struct exec *x = arg;
-    if (pump(x, &x->out_fd, &x->out_ev, CCSB_EVENT_STDOUT))
+    if (pump(x, &x->out_fd, &x->out_ev, &x->out_paused, CCSB_EVENT_STDOUT, 0))
         maybe_release(x);
 }
 
 static void on_stderr(evutil_socket_t fd, short what, void *arg)
 {
     struct exec *x = arg;
-    if (pump(x, &x->err_fd, &x->err_ev, CCSB_EVENT_STDERR))
+    if (pump(x, &x->err_fd, &x->err_ev, &x->err_paused, CCSB_EVENT_STDERR, 0))
         maybe_release(x);
 }
 
@@ -121,9 +130,9 @@ void exec_exited(struct exec *x, int code, int sig)
     struct ccsb_session *s = x->s;
     /* Everything the main process wrote is in the pipes by now. */
     if (x->out_fd >= 0)
-        pump(x, &x->out_fd, &x->out_ev, CCSB_EVENT_STDOUT);
+        pump(x, &x->out_fd, &x->out_ev, &x->out_paused, CCSB_EVENT_STDOUT, 1);
     if (x->err_fd >= 0)
-        pump(x, &x->err_fd, &x->err_ev, CCSB_EVENT_STDERR);
+        pump(x, &x->err_fd, &x->err_ev, &x->err_paused, CCSB_EVENT_STDERR, 1);
     x->running = 0;
     if (x->timer) {
         event_free(x->timer);
@@ -173,6 +182,25 @@ void exec_release(struct exec *x)
     close_fd(&x->err_fd);
     free(x->bdata);
     free(x);
+}
+
+static int resume_reader(struct event *ev, int *paused)
+{
+    if (!*paused)
+        return 0;
+    if (ev && event_add(ev, NULL) < 0)
+        return -1;
+    *paused = 0;
+    return 0;
+}
+
+void exec_resume_output(struct ccsb_session *s)
+{
+    for (struct exec *x = s->execs; x; x = x->next)
+        if (resume_reader(x->out_ev, &x->out_paused) < 0 ||
+            resume_reader(x->err_ev, &x->err_paused) < 0)
+            session_fail(s, "cannot watch the output of exec %llu again",
+                         (unsigned long long)x->id);
 }
 
 static int set_nonblock(int fd)

@@ -18,5 +18,7 @@ void exec_release(struct exec *x);
 /* Returns bytes written, CCSB_E_AGAIN when the pipe is full. */
 int exec_write_stdin(struct exec *x, const void *buf, size_t len);
 int exec_close_stdin(struct exec *x);
+/* Restarts the output readers that backpressure paused (ctx.h). */
+void exec_resume_output(struct ccsb_session *s);
 
 #endif

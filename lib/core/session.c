@@ -54,7 +54,7 @@ void session_set_state(struct ccsb_session *s, int state, const char *why)
 {
     if (s->state == state)
         return;
-    s->state = state;
+    __atomic_store_n(&s->state, state, __ATOMIC_RELEASE); /* read by getters anywhere */
     struct ccsb_event *ev = evt_new(CCSB_EVENT_STATE, s->id, 0);
     if (!ev)
         return;
@@ -74,10 +74,17 @@ void session_fail(struct ccsb_session *s, const char *fmt, ...)
     if (vasprintf(&msg, fmt, ap) < 0)
         msg = NULL;
     va_end(ap);
-    free(s->error);
-    s->error = msg ? msg : strdup("session failed");
-    emit_simple(s, CCSB_EVENT_ERROR, s->error);
-    session_set_state(s, CCSB_STATE_ERROR, s->error);
+    const char *text = msg ? msg : "session failed";
+    emit_simple(s, CCSB_EVENT_ERROR, text);
+    /* The first error is the one that put the session into ERROR. It is
+     * set once: ccsb_session_error's pointer lives as long as the handle,
+     * and other threads may be reading it. */
+    if (!s->error && msg) {
+        __atomic_store_n(&s->error, msg, __ATOMIC_RELEASE);
+        msg = NULL;
+    }
+    session_set_state(s, CCSB_STATE_ERROR, text);
+    free(msg);
 }
 
 void session_violation(struct ccsb_session *s, uint64_t exec_id, const char *action,
@@ -144,6 +151,8 @@ static const struct backend_ops *native_ops(void)
 {
 #if defined(__linux__) && defined(CCSB_HAVE_BWRAP_BACKEND)
     return &backend_bwrap_ops;
+#elif defined(__APPLE__) && CCSB_HAVE_SEATBELT
+    return &backend_seatbelt_ops;
 #else
     return NULL;
 #endif
@@ -153,9 +162,6 @@ static const struct backend_ops *native_ops(void)
 static int resolve_backend(struct ccsb_ctx *ctx, int requested, int *backend,
                            const struct backend_ops **ops, char **note)
 {
-    const struct ccsb_probe_result *pr = ctx_probe(ctx);
-    if (!pr)
-        return ctx_err(ctx, CCSB_E_NOMEM, "out of memory");
     *note = NULL;
     switch (requested) {
     case CCSB_BACKEND_NONE:
@@ -166,6 +172,14 @@ static int resolve_backend(struct ccsb_ctx *ctx, int requested, int *backend,
         return ctx_err(ctx, CCSB_E_UNAVAILABLE,
                        "backend microvm: no microVM runtime is available on this host (this "
                        "build has no microVM support); refusing to fall back to another backend");
+    default:
+        break;
+    }
+    /* Only the native backend needs to know what the host offers. */
+    const struct ccsb_probe_result *pr = ctx_probe(ctx);
+    if (!pr)
+        return ctx_err(ctx, CCSB_E_NOMEM, "out of memory");
+    switch (requested) {
     case CCSB_BACKEND_NATIVE:
         if (!pr->available)
             return ctx_err(ctx, CCSB_E_UNAVAILABLE, "backend native: %s%s%s", pr->note,
@@ -213,14 +227,26 @@ static void on_session_timeout(evutil_socket_t fd, short what, void *arg)
 struct attach_args {
     struct ccsb_session *s;
     const char *note;
+    char err[512];
 };
 
 static int attach_on_loop(void *arg)
 {
     struct attach_args *a = arg;
     struct ccsb_session *s = a->s;
+    /* Events are routed by session id: two live sessions of one context
+     * must never share one. Checked here, on the loop thread that owns the
+     * list, so concurrent launches cannot both pass. */
+    for (struct ccsb_session *o = s->ctx->sessions; o; o = o->next) {
+        if (strcmp(o->id, s->id) == 0 && o->state != CCSB_STATE_DESTROYED) {
+            snprintf(a->err, sizeof a->err,
+                     "sessionId: \"%s\" is already used by a live session of this context",
+                     s->id);
+            return CCSB_E_STATE;
+        }
+    }
     if (s->ops->attach) {
-        int r = s->ops->attach(s);
+        int r = s->ops->attach(s, a->err, sizeof a->err);
         if (r < 0)
             return r;
     }
@@ -267,8 +293,8 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
     if (spec_validate(spec, err, sizeof err) < 0)
         return ctx_err(ctx, CCSB_E_SPEC, "%s", err);
 
-    int backend;
-    const struct backend_ops *ops;
+    int backend = CCSB_BACKEND_NONE;
+    const struct backend_ops *ops = NULL;
     char *note = NULL;
     int r = resolve_backend(ctx, spec->backend, &backend, &ops, &note);
     if (r < 0)
@@ -283,9 +309,8 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
     s->backend = backend;
     s->ops = ops;
     s->state = CCSB_STATE_CREATED;
-    s->error = strdup("");
     r = ccsb_spec_copy(spec, &s->spec);
-    if (r < 0 || !s->error) {
+    if (r < 0) {
         s->ops = NULL;
         session_free_memory(s);
         free(note);
@@ -317,7 +342,7 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
     }
 
     ctx_ref(ctx);
-    struct attach_args a = {s, note};
+    struct attach_args a = {.s = s, .note = note};
     r = ctx_call(ctx, attach_on_loop, &a);
     free(note);
     if (r < 0) {
@@ -325,7 +350,8 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
             ops->stop(s);
         session_free_memory(s);
         ctx_unref(ctx);
-        return ctx_err(ctx, r, "cannot attach the session to the event loop");
+        return ctx_err(ctx, r, "cannot attach the session to the event loop: %s",
+                       *a.err ? a.err : ccsb_strerror(r));
     }
     *out = s;
     return 0;
@@ -373,9 +399,22 @@ static int destroy_on_loop(void *arg)
     return 0;
 }
 
+void session_destroy_now(struct ccsb_session *s)
+{
+    struct ccsb_ctx *ctx = s->ctx;
+    session_shutdown(s);
+    session_free_memory(s);
+    ctx_unref(ctx);
+}
+
 void session_destroy(struct ccsb_session *s)
 {
     struct ccsb_ctx *ctx = s->ctx;
+    /* The code that called the callback still uses the session. */
+    if (ctx_in_callback(ctx)) {
+        ctx_defer_destroy(ctx, s);
+        return;
+    }
     /* After ccsb_ctx_free the session was already shut down there. */
     if (ctx_call(ctx, destroy_on_loop, s) < 0 && s->attached)
         return; /* cannot reach the loop and not shut down: leak rather than race */

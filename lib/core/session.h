@@ -24,6 +24,7 @@ struct exec {
      * is the master and in_fd a dup of it; err_fd is -1. */
     int in_fd, out_fd, err_fd;
     struct event *out_ev, *err_ev, *timer;
+    int out_paused, err_paused; /* reader stopped by backpressure (ctx.h) */
     int pty;
     pid_t pid;           /* as the host sees it (none) or as the sandbox does (bwrap) */
     int running;         /* the command's main process has not been reported yet */
@@ -41,13 +42,15 @@ struct ccsb_session {
     const struct backend_ops *ops;
     void *bdata;                  /* backend per-session data */
     int state;                    /* CCSB_STATE_* */
-    char *error;                  /* "" unless state == ERROR */
+    char *error;                  /* NULL until the first failure, then set once */
     char *tmpdir;                 /* host per-session tmp (owned, removed at stop) */
     uint64_t next_exec_id;
     struct exec *execs;
     struct event *timer;          /* session wall-clock limit */
     int attached;                 /* registered on the loop */
+    int doomed;                   /* destroyed from a callback, freed later */
     struct ccsb_session *next;    /* context list */
+    struct ccsb_session *doomed_next;
 };
 
 /* Sets state and emits a state event when it changes. */

@@ -604,4 +604,6 @@ void http_proxy_accept(struct egress_pair *p, int fd)
     bufferevent_setwatermark(c, EV_WRITE, HTTP_HIGH / 2, 0);
     bufferevent_set_timeouts(c, &p->idle_tv, NULL);
     bufferevent_enable(c, EV_READ | EV_WRITE);
+    if (pair_read_now(c))
+        process_client(h);
 }

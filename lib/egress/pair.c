@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/listener.h>
@@ -53,6 +54,14 @@ int pair_secret_eq(const char *a, size_t an, const char *b)
     for (size_t i = 0; i < bn; i++)
         diff |= (unsigned char)((i < an ? a[i] : 0) ^ b[i]);
     return diff == 0;
+}
+
+int pair_read_now(struct bufferevent *bev)
+{
+    /* Accepted with TCP_DEFER_ACCEPT, the request is usually already here:
+     * read it now rather than after another trip through the loop. */
+    int n = evbuffer_read(bufferevent_get_input(bev), bufferevent_getfd(bev), 16384);
+    return n > 0;
 }
 
 void pair_tune(struct bufferevent *bev)
@@ -124,6 +133,9 @@ static int make_listener(struct egress_pair *p, int given, evconnlistener_cb cb,
             return errf(err, errlen, CCSB_E_IO, "egress: listening fd %d: %s", given,
                         strerror(e));
         }
+        /* Clients speak first (HTTP and SOCKS alike): wake us when they have. */
+        int one = 1;
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof one);
         *out = evconnlistener_new(p->base, cb, p, flags, -1, fd);
         if (!*out) {
             close(fd);
@@ -136,6 +148,7 @@ static int make_listener(struct egress_pair *p, int given, evconnlistener_cb cb,
     memset(&sin, 0, sizeof sin);
     sin.sin_family = AF_INET;
     sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    flags |= LEV_OPT_DEFERRED_ACCEPT;
     *out = evconnlistener_new_bind(p->base, cb, p, flags, 128, (struct sockaddr *)&sin,
                                    sizeof sin);
     if (!*out)

@@ -52,6 +52,8 @@ void pair_link_del(struct pair_link *l);
 void pair_refuse(struct egress_pair *p, const char *target, const char *reason);
 /* Constant-time comparison of a presented secret with the expected one. */
 int pair_secret_eq(const char *a, size_t an, const char *b);
+/* Reads what the client already sent into the input buffer; 1 when anything came. */
+int pair_read_now(struct bufferevent *bev);
 /* Socket options every proxied TCP socket gets (NODELAY, big reads). */
 void pair_tune(struct bufferevent *bev);
 

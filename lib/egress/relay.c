@@ -1,7 +1,10 @@
 #include "egress/relay.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -109,7 +112,8 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
     relay_free(r);
 }
 
-int relay_start(struct egress_pair *p, struct bufferevent *client, struct bufferevent *upstream)
+static int relay_start_buffered(struct egress_pair *p, struct bufferevent *client,
+                                struct bufferevent *upstream)
 {
     struct relay *r = calloc(1, sizeof *r);
     if (!r) {
@@ -133,4 +137,254 @@ int relay_start(struct egress_pair *p, struct bufferevent *client, struct buffer
     pump(r, 0);
     pump(r, 1);
     return 0;
+}
+
+#ifdef __linux__
+/*
+ * The spliced tunnel (Linux): bytes go socket -> pipe -> socket inside the
+ * kernel, never through this process. Readiness still comes from libevent
+ * events; a full pipe stops reading that side (backpressure). Bytes the
+ * bufferevents already held (a pending "200 Connection established", a TLS
+ * hello sent early) go out first.
+ */
+#define PIPE_BYTES (1024 * 1024)
+#define SMALL_READ (16 * 1024)
+
+struct sside {
+    int fd;
+    struct event *rev, *wev;
+    int r_armed, w_armed;
+};
+
+struct sdir {
+    struct sside *src, *dst;
+    int p[2];             /* made on first data: short tunnels often need one way only */
+    size_t inpipe;
+    struct evbuffer *pre; /* to dst before anything spliced */
+    int readable;         /* src may have bytes (epoll said so, no EAGAIN since) */
+    int spliced;          /* a read filled the small buffer: bulk, so splice from now on */
+    int grown;            /* the pipe was enlarged for a bulk transfer */
+    int eof, done;
+    uint64_t moved;
+    uint64_t *count;
+};
+
+struct srelay {
+    struct pair_link link;
+    struct egress_pair *p;
+    struct sside s[2]; /* 0: client, 1: upstream */
+    struct sdir d[2];  /* 0: client -> upstream, 1: upstream -> client */
+};
+
+static void srelay_free(struct srelay *r)
+{
+    pair_link_del(&r->link);
+    for (int i = 0; i < 2; i++) {
+        if (r->s[i].rev)
+            event_free(r->s[i].rev);
+        if (r->s[i].wev)
+            event_free(r->s[i].wev);
+        if (r->s[i].fd >= 0)
+            close(r->s[i].fd);
+        for (int k = 0; k < 2; k++)
+            if (r->d[i].p[k] >= 0)
+                close(r->d[i].p[k]);
+        if (r->d[i].pre)
+            evbuffer_free(r->d[i].pre);
+    }
+    free(r);
+}
+
+static void srelay_close_link(struct pair_link *l)
+{
+    srelay_free((struct srelay *)l);
+}
+
+static void arm(struct event *ev, int *armed, int want)
+{
+    if (want && !*armed)
+        event_add(ev, NULL);
+    else if (!want && *armed)
+        event_del(ev);
+    *armed = want;
+}
+
+/* Moves what it can; returns -1 when the tunnel must close. */
+static int sdir_pump(struct sdir *d)
+{
+    for (;;) {
+        if (evbuffer_get_length(d->pre)) {
+            int w = evbuffer_write(d->pre, d->dst->fd);
+            if (w < 0 && errno != EAGAIN && errno != EINTR)
+                return -1;
+        }
+        while (!evbuffer_get_length(d->pre) && d->inpipe) {
+            ssize_t n = splice(d->p[0], NULL, d->dst->fd, NULL, d->inpipe,
+                               SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+            if (n < 0) {
+                if (errno == EAGAIN || errno == EINTR)
+                    break;
+                return -1;
+            }
+            d->inpipe -= (size_t)n;
+        }
+        if (evbuffer_get_length(d->pre) || d->inpipe || d->eof || !d->readable)
+            break;
+        if (!d->spliced) {
+            /* Small exchanges (a request, a handshake) are cheaper copied
+             * once than with a pipe to set up; bulk switches to splice. */
+            char buf[SMALL_READ];
+            ssize_t n = recv(d->src->fd, buf, sizeof buf, 0);
+            if (n > 0) {
+                d->moved += (uint64_t)n;
+                *d->count += (uint64_t)n;
+                if ((size_t)n == sizeof buf)
+                    d->spliced = 1;
+                ssize_t w = send(d->dst->fd, buf, (size_t)n, MSG_NOSIGNAL);
+                if (w < 0 && errno != EAGAIN && errno != EINTR)
+                    return -1;
+                if (w < 0)
+                    w = 0;
+                if (w < n && evbuffer_add(d->pre, buf + w, (size_t)(n - w)) < 0)
+                    return -1;
+                continue;
+            }
+            if (n == 0)
+                d->eof = 1;
+            else if (errno == EAGAIN || errno == EINTR)
+                d->readable = 0;
+            else
+                return -1;
+            continue;
+        }
+        if (d->p[0] < 0 && pipe2(d->p, O_NONBLOCK | O_CLOEXEC) < 0)
+            return -1;
+        ssize_t n = splice(d->src->fd, NULL, d->p[1], NULL, PIPE_BYTES,
+                           SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+        if (n > 0) {
+            d->inpipe += (size_t)n;
+            d->moved += (uint64_t)n;
+            *d->count += (uint64_t)n;
+            /* A bigger pipe means fewer wakeups once a transfer is bulk;
+             * the default size is fine if the system refuses. */
+            if (!d->grown && d->moved >= 256 * 1024) {
+                d->grown = 1;
+                (void)fcntl(d->p[1], F_SETPIPE_SZ, PIPE_BYTES);
+            }
+            continue;
+        }
+        if (n == 0)
+            d->eof = 1;
+        else if (errno == EAGAIN || errno == EINTR)
+            d->readable = 0;
+        else
+            return -1;
+    }
+    int pending = evbuffer_get_length(d->pre) || d->inpipe;
+    if (d->eof && !pending && !d->done) {
+        shutdown(d->dst->fd, SHUT_WR);
+        d->done = 1;
+    }
+    return 0;
+}
+
+/* Arms each side's events for what its two directions now need. */
+static int srelay_settle(struct srelay *r)
+{
+    if (r->d[0].done && r->d[1].done) {
+        srelay_free(r);
+        return 1;
+    }
+    for (int i = 0; i < 2; i++) {
+        struct sside *s = &r->s[i];
+        struct sdir *out = &r->d[i], *in = &r->d[1 - i]; /* out reads s, in writes s */
+        int out_pending = evbuffer_get_length(out->pre) || out->inpipe;
+        int in_pending = evbuffer_get_length(in->pre) || in->inpipe;
+        arm(s->rev, &s->r_armed, !out->eof && !out_pending);
+        arm(s->wev, &s->w_armed, in_pending);
+    }
+    return 0;
+}
+
+static void side_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct srelay *r = arg;
+    int i = r->s[0].fd == fd ? 0 : 1;
+    /* Readable: the direction reading this side; writable: the one writing it. */
+    struct sdir *d = (what & EV_READ) ? &r->d[i] : &r->d[1 - i];
+    if (what & EV_READ)
+        d->readable = 1;
+    if (sdir_pump(d) < 0) {
+        srelay_free(r);
+        return;
+    }
+    srelay_settle(r);
+}
+
+/* Takes the socket out of a bufferevent, keeping what it buffered. */
+static int take_fd(struct bufferevent *bev, struct evbuffer *in_to, struct evbuffer *out_to)
+{
+    int fd = bufferevent_getfd(bev);
+    /* A bufferevent's output is frozen at the front (only it may drain it);
+     * it is being retired, so lift that before taking the bytes. */
+    evbuffer_unfreeze(bufferevent_get_output(bev), 1);
+    evbuffer_add_buffer(out_to, bufferevent_get_output(bev));
+    evbuffer_add_buffer(in_to, bufferevent_get_input(bev));
+    bufferevent_setfd(bev, -1);
+    bufferevent_free(bev);
+    return fd;
+}
+
+static int relay_start_spliced(struct egress_pair *p, struct bufferevent *client,
+                               struct bufferevent *upstream)
+{
+    struct srelay *r = calloc(1, sizeof *r);
+    if (!r)
+        return -1;
+    r->p = p;
+    r->s[0].fd = r->s[1].fd = -1;
+    for (int i = 0; i < 2; i++) {
+        r->d[i].p[0] = r->d[i].p[1] = -1;
+        r->d[i].pre = evbuffer_new();
+        if (!r->d[i].pre) {
+            srelay_free(r);
+            return -1;
+        }
+    }
+    r->d[0].src = &r->s[0];
+    r->d[0].dst = &r->s[1];
+    r->d[0].count = &p->bytes_up;
+    r->d[1].src = &r->s[1];
+    r->d[1].dst = &r->s[0];
+    r->d[1].count = &p->bytes_down;
+    /* client input and upstream's pending output go up; the rest goes down. */
+    r->s[0].fd = take_fd(client, r->d[0].pre, r->d[1].pre);
+    r->s[1].fd = take_fd(upstream, r->d[1].pre, r->d[0].pre);
+    p->bytes_up += evbuffer_get_length(r->d[0].pre);
+    for (int i = 0; i < 2; i++) {
+        r->s[i].rev = event_new(p->base, r->s[i].fd, EV_READ | EV_PERSIST, side_cb, r);
+        r->s[i].wev = event_new(p->base, r->s[i].fd, EV_WRITE | EV_PERSIST, side_cb, r);
+        if (!r->s[i].rev || !r->s[i].wev) {
+            srelay_free(r);
+            return 0; /* the bufferevents are gone: nothing to fall back to */
+        }
+    }
+    r->link.close = srelay_close_link;
+    pair_link_add(p, &r->link);
+    if (sdir_pump(&r->d[0]) < 0 || sdir_pump(&r->d[1]) < 0) {
+        srelay_free(r);
+        return 0;
+    }
+    srelay_settle(r);
+    return 0;
+}
+#endif
+
+int relay_start(struct egress_pair *p, struct bufferevent *client, struct bufferevent *upstream)
+{
+#ifdef __linux__
+    if (relay_start_spliced(p, client, upstream) == 0)
+        return 0;
+#endif
+    return relay_start_buffered(p, client, upstream);
 }

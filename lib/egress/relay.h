@@ -1,7 +1,9 @@
 /*
- * A byte tunnel between the sandbox's connection and the upstream one.
- * Chains move between bufferevents without copying; a full output buffer
- * stops reading on the other side (backpressure). Half-closes propagate.
+ * A byte tunnel between the sandbox's connection and the upstream one. On
+ * Linux the bytes are spliced (socket -> pipe -> socket, never copied into
+ * this process); elsewhere bufferevent chains move without copying. Either
+ * way a full buffer stops reading the other side (backpressure), and
+ * half-closes propagate.
  */
 #ifndef CCSB_EGRESS_RELAY_H
 #define CCSB_EGRESS_RELAY_H

@@ -9,9 +9,19 @@
 #include <event2/event.h>
 #include <event2/util.h>
 
+/*
+ * Freeing an evdns_base while a cancelled lookup still owes its callback is
+ * a use-after-free inside libevent 2.1 (the pending sub-request callbacks
+ * run later and touch the base). So the resolver counts lookups whose
+ * callback has not run yet, and when freed with some outstanding it only
+ * marks itself dying; the last callback frees it from a fresh loop turn.
+ */
 struct resolver {
     struct event_base *base;
     struct evdns_base *dns;
+    unsigned outstanding; /* evdns_getaddrinfo calls whose callback has not run */
+    int dying;
+    struct event *reap;   /* made up front: the deferred free cannot fail */
 };
 
 struct resolve_req {
@@ -26,6 +36,8 @@ struct resolve_req {
     struct event *deliver;
 };
 
+static void reap_cb(evutil_socket_t fd, short what, void *arg);
+
 struct resolver *resolver_new(struct event_base *base, const char *hosts_file,
                               const char *resolv_conf, char *err, size_t errlen)
 {
@@ -36,8 +48,13 @@ struct resolver *resolver_new(struct event_base *base, const char *hosts_file,
     }
     r->base = base;
     r->dns = evdns_base_new(base, EVDNS_BASE_DISABLE_WHEN_INACTIVE);
-    if (!r->dns) {
+    r->reap = event_new(base, -1, 0, reap_cb, r);
+    if (!r->dns || !r->reap) {
         snprintf(err, errlen, "cannot create the DNS resolver");
+        if (r->dns)
+            evdns_base_free(r->dns, 0);
+        if (r->reap)
+            event_free(r->reap);
         free(r);
         return NULL;
     }
@@ -51,18 +68,35 @@ struct resolver *resolver_new(struct event_base *base, const char *hosts_file,
     if (hosts_file && evdns_base_load_hosts(r->dns, hosts_file) != 0) {
         snprintf(err, errlen, "cannot read hosts file %s", hosts_file);
         evdns_base_free(r->dns, 0);
+        event_free(r->reap);
         free(r);
         return NULL;
     }
     return r;
 }
 
+static void destroy(struct resolver *r)
+{
+    evdns_base_free(r->dns, 1);
+    event_free(r->reap);
+    free(r);
+}
+
+static void reap_cb(evutil_socket_t fd, short what, void *arg)
+{
+    destroy(arg);
+}
+
 void resolver_free(struct resolver *r)
 {
     if (!r)
         return;
-    evdns_base_free(r->dns, 1);
-    free(r);
+    if (r->outstanding == 0) {
+        destroy(r);
+        return;
+    }
+    /* Lookups were cancelled; their callbacks still have to run. */
+    r->dying = 1;
 }
 
 static void deliver_cb(evutil_socket_t fd, short what, void *arg)
@@ -80,8 +114,11 @@ static void deliver_cb(evutil_socket_t fd, short what, void *arg)
 static void gai_cb(int err, struct evutil_addrinfo *ai, void *arg)
 {
     struct resolve_req *q = arg;
+    struct resolver *r = q->r;
     q->pending = 0;
     q->req = NULL;
+    if (--r->outstanding == 0 && r->dying)
+        event_active(r->reap, EV_TIMEOUT, 0); /* not from inside evdns's own call */
     if (q->cancelled) {
         if (ai)
             evutil_freeaddrinfo(ai);
@@ -112,6 +149,7 @@ struct resolve_req *resolve_start(struct resolver *r, const char *host, resolve_
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_protocol = IPPROTO_TCP;
     q->pending = 1;
+    r->outstanding++;
     struct evdns_getaddrinfo_request *req = evdns_getaddrinfo(r->dns, host, NULL, &hints, gai_cb, q);
     if (q->pending)
         q->req = req;

@@ -18,6 +18,8 @@ struct resolve_req;
  * failure with err. */
 struct resolver *resolver_new(struct event_base *base, const char *hosts_file,
                               const char *resolv_conf, char *err, size_t errlen);
+/* With lookups still owing their callbacks, the real free happens on the
+ * loop once they ran (the loop must turn once more). */
 void resolver_free(struct resolver *r);
 
 /* err is an EVUTIL_EAI_* code (0 on success); the callee owns ai

@@ -279,4 +279,6 @@ void socks5_accept(struct egress_pair *p, int fd)
     bufferevent_setcb(c, read_cb, write_cb, event_cb, s);
     bufferevent_set_timeouts(c, &p->idle_tv, NULL);
     bufferevent_enable(c, EV_READ | EV_WRITE);
+    if (pair_read_now(c))
+        read_cb(c, s);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ccsandbox/ccsandbox.h"
+#include "egress/rule.h"
 #include "policy/lists.h"
 #include "util/err.h"
 
@@ -230,6 +231,9 @@ static int check_egress(char *err, size_t errlen, const char *name, const struct
             return r;
         if (strchr(list->v[i], ' '))
             return fail(err, errlen, field, "contains a space");
+        char why[200];
+        if (egress_rule_check(list->v[i], why, sizeof why) < 0)
+            return fail(err, errlen, field, "%s", why);
     }
     return 0;
 }

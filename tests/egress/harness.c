@@ -17,7 +17,6 @@
 
 #include <event2/event.h>
 
-#include "spec/spec.h"
 
 #define WAIT_MS 5000
 
@@ -542,25 +541,6 @@ void tserver_stop(struct tserver *s)
         close(s->fd6);
     close(s->stop[0]);
     close(s->stop[1]);
-}
-
-struct ccsb_spec *spec_make(int network, const char *const *allow, const char *const *deny)
-{
-    struct ccsb_spec *s = calloc(1, sizeof *s);
-    ck_assert_ptr_nonnull(s);
-    s->network_enabled = network;
-    for (size_t i = 0; allow && allow[i]; i++)
-        ck_assert_int_eq(strv_push(&s->egress_allow, allow[i]), 0);
-    for (size_t i = 0; deny && deny[i]; i++)
-        ck_assert_int_eq(strv_push(&s->egress_deny, deny[i]), 0);
-    return s;
-}
-
-void spec_drop(struct ccsb_spec *s)
-{
-    strv_clear(&s->egress_allow);
-    strv_clear(&s->egress_deny);
-    free(s);
 }
 
 void write_temp(const char *name, const char *content, char *path, size_t cap)

@@ -12,7 +12,6 @@
 
 struct event_base;
 struct event;
-struct ccsb_spec;
 
 /* The proxies' loop: create pairs on base first, then loop_start. */
 struct loop {
@@ -61,9 +60,6 @@ struct tserver {
 void tserver_start(struct tserver *s);
 void tserver_stop(struct tserver *s);
 
-/* A spec with these entries (NULL-terminated arrays, may be NULL). */
-struct ccsb_spec *spec_make(int network, const char *const *allow, const char *const *deny);
-void spec_drop(struct ccsb_spec *s);
 
 /* Blocking client helpers; every wait is bounded by 5 s. */
 int tcp_connect(const char *ip, uint16_t port);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bwrap_harness.h"
@@ -357,6 +358,62 @@ START_TEST(placeholders_removed_at_stop)
 }
 END_TEST
 
+START_TEST(egress_through_sandbox_listeners)
+{
+    launch();
+    /* The proxies listen inside the sandbox's own network namespace (the
+     * sockets were made there by ccsb-init and handed to the host): the
+     * variables point at 127.0.0.1 and the refusal comes back as an event. */
+    struct h_exec *x = h_run(&h,
+        "case \"$HTTP_PROXY\" in http://127.0.0.1:*) echo http-env;; esac; "
+        "case \"$ALL_PROXY\" in socks5h://127.0.0.1:*) echo socks-env;; esac; "
+        "case \"$GIT_SSH_COMMAND\" in *'ccsb-init connect'*) echo ssh-env;; esac; "
+        "curl -fsS -m 10 http://blocked.invalid/ -o /dev/null 2>/dev/null || echo http-refused; "
+        "/run/ccsb/ccsb-init connect blocked-ssh.invalid 22 </dev/null 2>/dev/null || "
+        "echo socks-refused");
+    ck_assert_str_eq(x->out, "http-env\nsocks-env\nssh-env\nhttp-refused\nsocks-refused\n");
+    h_pump(&h, 100);
+    ck_assert(h_saw_violation(&h, "network-outbound", "blocked.invalid:80"));
+    ck_assert(h_saw_violation(&h, "network-outbound", "blocked-ssh.invalid:22"));
+}
+END_TEST
+
+static int count_fds(void)
+{
+    int n = 0;
+    char path[64];
+    for (int fd = 0; fd < 4096; fd++) {
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        n += access(path, F_OK) == 0;
+    }
+    return n;
+}
+
+START_TEST(no_fd_or_child_leak)
+{
+    launch(); /* warm: the context's own fds exist from here on */
+    h_run(&h, "true");
+    ccsb_session_destroy(h.s);
+    h.s = NULL;
+    h_pump(&h, 50);
+    int before = count_fds();
+    for (int i = 0; i < 5; i++) {
+        launch();
+        uint64_t id = h_start(&h, "sleep 0.05; echo x >&2", 0, 0);
+        uint64_t pty = h_start(&h, "tty", 5, 20);
+        h_wait(&h, id, 10000);
+        h_wait(&h, pty, 10000);
+        h_start(&h, "sleep 30", 0, 0); /* still running at stop */
+        ccsb_session_destroy(h.s);
+        h.s = NULL;
+        h_pump(&h, 20);
+    }
+    ck_assert_int_eq(count_fds(), before);
+    /* every child (bwrap, janitor) reaped, none still running */
+    ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1); /* ECHILD: none left at all */
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("bwrap_session");
@@ -381,6 +438,8 @@ static Suite *suite(void)
     tcase_add_test(tc, memory_limit);
     tcase_add_test(tc, details_and_launch_failure_is_clean);
     tcase_add_test(tc, placeholders_removed_at_stop);
+    tcase_add_test(tc, egress_through_sandbox_listeners);
+    tcase_add_test(tc, no_fd_or_child_leak);
     suite_add_tcase(s, tc);
     return s;
 }

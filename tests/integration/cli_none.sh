@@ -79,5 +79,28 @@ out=$("$CCSB" run --backend none --env FOO=bar -- sh -c 'echo $FOO')
 "$CCSB" run --frobnicate -- true 2>/dev/null
 [ $? -eq 125 ] && ok "unknown option 125" || bad "unknown option"
 
+# A reader that goes away stops the command, as SIGPIPE would: 128+13.
+start=$(date +%s)
+{ "$CCSB" run --backend none --timeout 20 -- yes 2>/dev/null; echo $? > rc.txt; } | head -n 1 > first.txt
+end=$(date +%s)
+rc=$(cat rc.txt)
+[ "$(cat first.txt)" = "y" ] && [ "$rc" -eq 141 ] && [ $((end - start)) -le 5 ] \
+  && ok "closed stdout stops the command (141)" \
+  || bad "closed stdout (rc=$rc, $((end - start)) s)"
+
+# When the exit status cannot be known (the host ignores SIGCHLD, inherited
+# here through exec; shells do not really ignore it, perl does), ccsb says so
+# instead of passing off 255 as the command's own.
+msg=$(perl -e '$SIG{CHLD} = "IGNORE"; exec @ARGV' "$CCSB" run --backend none -- sh -c 'exit 3' 2>&1)
+rc=$?
+if ! command -v perl >/dev/null; then
+  echo "skipped: no perl to start ccsb with SIGCHLD ignored"
+elif [ $rc -eq 3 ]; then
+  ok "exit status with SIGCHLD ignored"
+else
+  echo "$msg" | grep -q "exit status unknown" \
+    && ok "unknown exit status is reported" || bad "unknown exit status (rc=$rc: $msg)"
+fi
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -6,10 +6,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +30,8 @@ struct result {
     int sig;
     int killed_reason;
     int n_ready, n_starting;
+    uint64_t error_exec;
+    char error_msg[512];
 };
 
 static double now_s(void)
@@ -49,6 +53,10 @@ static void absorb(struct result *r, ccsb_event *ev, uint64_t exec_id)
     if (ccsb_event_exec_id(ev) != exec_id)
         return;
     switch (t) {
+    case CCSB_EVENT_ERROR:
+        r->error_exec = exec_id;
+        snprintf(r->error_msg, sizeof r->error_msg, "%s", ccsb_event_message(ev));
+        break;
     case CCSB_EVENT_STDOUT:
         d = ccsb_event_data(ev, &len);
         if (r->out_len + len < sizeof r->out) {
@@ -297,6 +305,29 @@ START_TEST(pty_exec_answers_tty)
 }
 END_TEST
 
+START_TEST(duplicate_session_id_refused)
+{
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL); /* sessionId "itest" */
+    ccsb_spec *spec = NULL;
+    ccsb_spec_new(&spec);
+    ccsb_spec_set_backend(spec, CCSB_BACKEND_NONE);
+    ccsb_spec_set_session_id(spec, "itest");
+    ccsb_session *dup = NULL;
+    ck_assert_int_eq(ccsb_launch(ctx, spec, &dup), CCSB_E_STATE);
+    ck_assert_ptr_null(dup);
+    ck_assert_ptr_nonnull(strstr(ccsb_ctx_errmsg(ctx), "already used"));
+    /* Once the first one is stopped, the id is free again. */
+    ck_assert_int_eq(ccsb_session_stop(s), 0);
+    ck_assert_int_eq(ccsb_launch(ctx, spec, &dup), 0);
+    ccsb_session_destroy(dup);
+    ccsb_session_destroy(s);
+    ccsb_spec_free(spec);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(microvm_never_falls_back)
 {
     ccsb_ctx *ctx = NULL;
@@ -423,6 +454,456 @@ START_TEST(suspend_and_resume)
 }
 END_TEST
 
+/* ---- the commands some tests run: this program, re-executed ------------ */
+
+static char self_exe[4096];
+
+/*
+ * Joins the host's process group (the same session, so the kernel allows
+ * it): a kill of the exec's own group no longer reaches this process.
+ */
+static int helper_leave_group(void)
+{
+    if (setpgid(0, getpgid(getppid())) < 0) {
+        perror("setpgid");
+        return 2;
+    }
+    fputs("moved\n", stdout);
+    fflush(stdout);
+    sleep(10);
+    return 0;
+}
+
+/* Starts this program with one helper argument; returns the exec id. */
+static uint64_t run_self(ccsb_session *s, const char *helper, uint64_t timeout_ms)
+{
+    const char *argv[] = {self_exe, helper};
+    return run(s, argv, 2, timeout_ms);
+}
+
+/* Pumps events until the exec's stdout contains text (bounded). */
+static void wait_output(ccsb_ctx *ctx, uint64_t id, struct result *r, const char *text,
+                        int max_ms)
+{
+    double deadline = now_s() + max_ms / 1000.0;
+    while (!strstr(r->out, text) && !r->exited && now_s() < deadline) {
+        ccsb_event *ev = NULL;
+        if (ccsb_ctx_wait_event(ctx, 100, &ev) == 0) {
+            absorb(r, ev, id);
+            ccsb_event_free(ev);
+        }
+    }
+}
+
+START_TEST(kill_reaches_main_that_left_its_group)
+{
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    uint64_t id = run_self(s, "--leave-group", 0);
+    struct result r = {0};
+    wait_output(ctx, id, &r, "moved", 5000);
+    ck_assert_msg(strstr(r.out, "moved"), "helper said: %s / %s", r.out, r.err);
+    ck_assert_int_eq(ccsb_exec_kill(s, id), 0);
+    wait_exit(ctx, id, &r, 3000);
+    ck_assert_msg(r.exited, "the kill did not reach a command outside its group");
+    ck_assert_int_eq(r.sig, SIGKILL);
+    ck_assert_int_eq(r.killed_reason, CCSB_KILL_MANUAL);
+
+    /* The timeout too. */
+    id = run_self(s, "--leave-group", 500);
+    struct result r2 = {0};
+    wait_exit(ctx, id, &r2, 3000);
+    ck_assert_msg(r2.exited, "the timeout did not reach a command outside its group");
+    ck_assert_int_eq(r2.killed_reason, CCSB_KILL_TIMEOUT);
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(stop_does_not_wait_for_a_main_outside_its_group)
+{
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    uint64_t id = run_self(s, "--leave-group", 0);
+    struct result r = {0};
+    wait_output(ctx, id, &r, "moved", 5000);
+    ck_assert(strstr(r.out, "moved"));
+    double t0 = now_s();
+    ck_assert_int_eq(ccsb_session_stop(s), 0);
+    ck_assert_msg(now_s() - t0 < 3.0, "stop blocked %.1f s on the command", now_s() - t0);
+    wait_exit(ctx, id, &r, 1000);
+    ck_assert(r.exited);
+    ck_assert_int_eq(r.sig, SIGKILL);
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
+/* A pty exec becomes its own session leader in the child: a kill sent
+ * before the child got there must still land. */
+START_TEST(pty_kill_right_after_start)
+{
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    for (int i = 0; i < 100; i++) {
+        ccsb_exec_req *req = NULL;
+        ccsb_exec_req_new(&req);
+        const char *argv[] = {"sleep", "5"};
+        ccsb_exec_req_set_argv(req, argv, 2);
+        ccsb_exec_req_set_pty(req, 24, 80);
+        uint64_t id;
+        ck_assert_int_eq(ccsb_exec(s, req, &id), 0);
+        ccsb_exec_req_free(req);
+        ck_assert_int_eq(ccsb_exec_kill(s, id), 0);
+        struct result r = {0};
+        wait_exit(ctx, id, &r, 2000);
+        ck_assert_msg(r.exited, "round %d: the kill was lost", i);
+        ck_assert_int_eq(r.sig, SIGKILL);
+    }
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
+/* A host's SIGCHLD handler that reaps every child it is told about. */
+static void reap_everything(int sig)
+{
+    int e = errno;
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+    errno = e;
+}
+
+/*
+ * The exit status of a command must never be silently wrong. A host that
+ * ignores SIGCHLD, or reaps any child from its own handler (as the Dart VM
+ * does while it runs processes of its own), can take the status before the
+ * library reads it; then the exit must come with an error event saying so.
+ */
+static void exit_status_survives_host_sigchld(void (*handler)(int))
+{
+    struct sigaction sa = {.sa_handler = handler}, old;
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGCHLD, &sa, &old), 0);
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    for (int i = 0; i < 5; i++) {
+        const char *argv[] = {"sh", "-c", "sleep 0.05; exit 7"};
+        uint64_t id = run(s, argv, 3, 0);
+        struct result r = {0};
+        wait_exit(ctx, id, &r, 5000);
+        ck_assert(r.exited);
+        if (r.code != 7) {
+            ck_assert_msg(r.error_exec == id && strstr(r.error_msg, "SIGCHLD"),
+                          "round %d: exit status %d without an error event (got '%s')", i,
+                          r.code, r.error_msg);
+            ck_assert_int_eq(r.code, 255);
+        }
+    }
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+    sigaction(SIGCHLD, &old, NULL);
+}
+
+START_TEST(exit_status_with_sigchld_ignored)
+{
+    /* SIG_IGN makes the kernel reap SIGCHLD children by itself. */
+    exit_status_survives_host_sigchld(SIG_IGN);
+}
+END_TEST
+
+START_TEST(exit_status_with_host_reaping_any_child)
+{
+    exit_status_survives_host_sigchld(reap_everything);
+}
+END_TEST
+
+/*
+ * A command that writes faster than the host drains must not grow the
+ * host's memory without bound: the library stops reading its pipes (the
+ * command blocks in write) until the host catches up. Nothing is lost and
+ * the exit still comes after every byte.
+ */
+START_TEST(output_is_throttled_when_the_host_does_not_drain)
+{
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    const size_t total = 64u << 20;
+    const char *argv[] = {"head", "-c", "67108864", "/dev/zero"};
+    uint64_t id = run(s, argv, 4, 0);
+    usleep(1500 * 1000); /* unthrottled, all 64 MiB are queued by now */
+    size_t queued = 0, got = 0;
+    int exited = 0, code = -1;
+    ccsb_event *ev;
+    while (ccsb_ctx_next_event(ctx, &ev) == 0) {
+        size_t len = 0;
+        if (ccsb_event_type(ev) == CCSB_EVENT_STDOUT && ccsb_event_exec_id(ev) == id)
+            ccsb_event_data(ev, &len);
+        queued += len;
+        got += len;
+        exited |= ccsb_event_type(ev) == CCSB_EVENT_EXIT;
+        ccsb_event_free(ev);
+    }
+    ck_assert_msg(queued <= 24u << 20, "%zu bytes queued while the host was not draining",
+                  queued);
+    ck_assert(!exited);
+    double deadline = now_s() + 30;
+    while (!exited && now_s() < deadline) {
+        if (ccsb_ctx_wait_event(ctx, 100, &ev) != 0)
+            continue;
+        size_t len = 0;
+        if (ccsb_event_type(ev) == CCSB_EVENT_STDOUT && ccsb_event_exec_id(ev) == id)
+            ccsb_event_data(ev, &len);
+        got += len;
+        if (ccsb_event_type(ev) == CCSB_EVENT_EXIT && ccsb_event_exec_id(ev) == id) {
+            exited = 1;
+            code = ccsb_event_exit_code(ev);
+        }
+        ccsb_event_free(ev);
+    }
+    ck_assert(exited);
+    ck_assert_int_eq(code, 0);
+    ck_assert_uint_eq(got, total);
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
+/* A host that ends the session from its own event callback. */
+struct end_in_cb {
+    ccsb_session *s;
+    uint64_t id;
+    char tmpdir[512];
+    atomic_int done;
+    int stop_rc;
+};
+
+static void destroy_on_exit(const ccsb_event *ev, void *ud)
+{
+    struct end_in_cb *st = ud;
+    if (ccsb_event_exec_id(ev) != st->id || atomic_load(&st->done))
+        return;
+    if (ccsb_event_type(ev) == CCSB_EVENT_STDOUT) {
+        size_t len;
+        const uint8_t *d = ccsb_event_data(ev, &len);
+        snprintf(st->tmpdir, sizeof st->tmpdir, "%.*s", (int)len, (const char *)d);
+        st->tmpdir[strcspn(st->tmpdir, "\n")] = 0;
+    }
+    if (ccsb_event_type(ev) == CCSB_EVENT_EXIT) {
+        st->stop_rc = ccsb_session_stop(st->s);
+        ccsb_session_destroy(st->s);
+        atomic_store(&st->done, 1);
+    }
+}
+
+START_TEST(session_ended_from_inside_a_callback)
+{
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    struct end_in_cb st = {0};
+    atomic_init(&st.done, 0);
+    ck_assert_int_eq(ccsb_ctx_set_event_callback(ctx, destroy_on_exit, &st, NULL), 0);
+    st.s = launch_none(ctx, NULL);
+    const char *argv[] = {"sh", "-c", "echo $TMPDIR; sleep 100 >/dev/null 2>&1 &"};
+    ccsb_exec_req *req = NULL;
+    ccsb_exec_req_new(&req);
+    ccsb_exec_req_set_argv(req, argv, 3);
+    /* The id is known before any event of the exec can be delivered: the
+     * exec call runs on the loop thread, which delivers the events. */
+    ck_assert_int_eq(ccsb_exec(st.s, req, &st.id), 0);
+    ccsb_exec_req_free(req);
+    double deadline = now_s() + 10;
+    while (!atomic_load(&st.done) && now_s() < deadline)
+        usleep(10000);
+    ck_assert(atomic_load(&st.done));
+    /* Stopping from inside the callback would free what the caller of the
+     * callback still uses: refused. Destroying is deferred until the
+     * callback has returned, and then complete. */
+    ck_assert_int_eq(st.stop_rc, CCSB_E_REENTRANT);
+    ck_assert(st.tmpdir[0] == '/');
+    struct stat sb;
+    for (int i = 0; i < 200 && stat(st.tmpdir, &sb) == 0; i++)
+        usleep(10000);
+    ck_assert_msg(stat(st.tmpdir, &sb) != 0, "%s is still there", st.tmpdir);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(session_destroyed_in_callback_then_context_freed)
+{
+    /* Caller-owned base: the host never runs the base again after the
+     * callback, so the deferred destroy has to happen in ccsb_ctx_free. */
+    struct event_base *base = event_base_new();
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new_with_event_base(&ctx, base, NULL, 0), 0);
+    struct end_in_cb st = {0};
+    atomic_init(&st.done, 0);
+    ck_assert_int_eq(ccsb_ctx_set_event_callback(ctx, destroy_on_exit, &st, NULL), 0);
+    st.s = launch_none(ctx, NULL);
+    const char *argv[] = {"sh", "-c", "echo $TMPDIR"};
+    st.id = run(st.s, argv, 3, 0);
+    double deadline = now_s() + 10;
+    while (!atomic_load(&st.done) && now_s() < deadline)
+        event_base_loop(base, EVLOOP_ONCE);
+    ck_assert(atomic_load(&st.done));
+    ccsb_ctx_free(ctx);
+    struct stat sb;
+    ck_assert_msg(stat(st.tmpdir, &sb) != 0, "%s is still there", st.tmpdir);
+    event_base_free(base);
+}
+END_TEST
+
+/*
+ * Pid numbers wrap (pid_max is 32768 on many hosts). Once an exec's process
+ * group is gone its number may belong to an unrelated process group, and
+ * ending the session must not signal that one. ns_last_pid (root only)
+ * makes the reuse happen now instead of after a wrap.
+ */
+static int set_last_pid(pid_t p)
+{
+    FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "we");
+    if (!f)
+        return -1;
+    int ok = fprintf(f, "%d", (int)p) > 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+static pid_t victim_with_pid(pid_t want)
+{
+    for (int attempt = 0; attempt < 20; attempt++) {
+        if (set_last_pid(want - 1) < 0)
+            return -1;
+        pid_t v = fork();
+        if (v == 0) {
+            setpgid(0, 0); /* a process group of its own, like any shell job */
+            pause();
+            _exit(0);
+        }
+        if (v == want)
+            return v;
+        kill(v, SIGKILL);
+        waitpid(v, NULL, 0);
+    }
+    return -1;
+}
+
+static void reused_group_survives(int suspend)
+{
+    if (set_last_pid(getpid()) < 0) { /* writable for root only, whatever access() says */
+        fprintf(stderr, "skipped: needs a writable /proc/sys/kernel/ns_last_pid (root)\n");
+        return;
+    }
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    const char *argv[] = {"sh", "-c", "echo $$"};
+    uint64_t id = run(s, argv, 3, 0);
+    struct result r = {0};
+    wait_exit(ctx, id, &r, 5000);
+    ck_assert(r.exited);
+    pid_t old_group = (pid_t)atoi(r.out);
+    ck_assert_int_gt(old_group, 1);
+    pid_t victim = victim_with_pid(old_group);
+    ck_assert_msg(victim > 0, "could not get pid %d again", (int)old_group);
+    for (int i = 0; i < 100 && getpgid(victim) != victim; i++)
+        usleep(1000);
+    if (suspend) {
+        ck_assert_int_eq(ccsb_session_suspend(s), 0);
+        usleep(100 * 1000);
+        char path[64], st[512] = "";
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)victim);
+        FILE *f = fopen(path, "re");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_ptr_nonnull(fgets(st, sizeof st, f));
+        fclose(f);
+        ck_assert_msg(!strstr(st, ") T "), "suspend stopped an unrelated process group");
+        ck_assert_int_eq(ccsb_session_resume(s), 0);
+    }
+    ck_assert_int_eq(ccsb_session_stop(s), 0);
+    usleep(100 * 1000);
+    int status = 0;
+    pid_t w = waitpid(victim, &status, WNOHANG);
+    kill(victim, SIGKILL);
+    waitpid(victim, NULL, 0);
+    ck_assert_msg(w == 0, "stop killed an unrelated process group (status %#x)", status);
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+}
+
+START_TEST(stop_spares_a_reused_group_id)
+{
+    reused_group_survives(0);
+}
+END_TEST
+
+START_TEST(suspend_spares_a_reused_group_id)
+{
+    reused_group_survives(1);
+}
+END_TEST
+
+START_TEST(stop_removes_a_tmp_made_unwritable)
+{
+    /* Go's module cache and 'chmod -w' leave read-only directories; as an
+     * unprivileged user they cannot be emptied without making them
+     * writable first. (Root passes either way.) */
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    const char *argv[] = {"sh", "-c",
+                          "cd \"$TMPDIR\" && mkdir -p a/b c && touch a/b/f c/g && ln -s / a/up && "
+                          "chmod 500 a/b && chmod 0 a && chmod 300 c && echo \"$TMPDIR\""};
+    uint64_t id = run(s, argv, 3, 0);
+    struct result r = {0};
+    wait_exit(ctx, id, &r, 5000);
+    ck_assert_msg(r.code == 0, "setup failed: %s", r.err);
+    r.out[strcspn(r.out, "\n")] = 0;
+    ck_assert(r.out[0] == '/');
+    ck_assert_int_eq(ccsb_session_stop(s), 0);
+    struct stat st;
+    ck_assert_msg(lstat(r.out, &st) != 0, "%s was left behind", r.out);
+    ck_assert_int_eq(stat("/", &st), 0); /* the symlink was not followed */
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(probe_with_sigchld_ignored)
+{
+    /* The probe's bubblewrap must not inherit the host's SIG_IGN for
+     * SIGCHLD (bwrap then never learns that its child exited), and a
+     * launch on the none backend does not need the probe at all. */
+    struct sigaction sa = {.sa_handler = SIG_IGN}, old;
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGCHLD, &sa, &old), 0);
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    double t0 = now_s();
+    ccsb_session *s = launch_none(ctx, NULL);
+    ck_assert_msg(now_s() - t0 < 2.0, "a none launch took %.1f s", now_s() - t0);
+    ccsb_session_destroy(s);
+    t0 = now_s();
+    const ccsb_probe_result *pr = NULL;
+    ck_assert_int_eq(ccsb_probe(ctx, &pr), 0);
+    ck_assert_msg(now_s() - t0 < 5.0, "the probe took %.1f s", now_s() - t0);
+    ccsb_ctx *ref = NULL;
+    sigaction(SIGCHLD, &old, NULL);
+    ck_assert_int_eq(ccsb_ctx_new(&ref, NULL, 0), 0);
+    const ccsb_probe_result *pr_ref = NULL;
+    ck_assert_int_eq(ccsb_probe(ref, &pr_ref), 0);
+    ck_assert_msg(ccsb_probe_available(pr) == ccsb_probe_available(pr_ref),
+                  "with SIGCHLD ignored the probe says '%s' (otherwise '%s')",
+                  ccsb_probe_note(pr), ccsb_probe_note(pr_ref));
+    ccsb_ctx_free(ref);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
 static Suite *none_suite(void)
 {
     Suite *s = suite_create("none-backend");
@@ -434,16 +915,35 @@ static Suite *none_suite(void)
     tcase_add_test(tc, stdin_pipe_and_many_execs);
     tcase_add_test(tc, pty_exec_answers_tty);
     tcase_add_test(tc, microvm_never_falls_back);
+    tcase_add_test(tc, duplicate_session_id_refused);
     tcase_add_test(tc, invalid_spec_launches_nothing);
     tcase_add_test(tc, caller_owned_event_base);
     tcase_add_test(tc, session_timeout_stops_session);
     tcase_add_test(tc, suspend_and_resume);
+    tcase_add_test(tc, kill_reaches_main_that_left_its_group);
+    tcase_add_test(tc, stop_does_not_wait_for_a_main_outside_its_group);
+    tcase_add_test(tc, pty_kill_right_after_start);
+    tcase_add_test(tc, exit_status_with_sigchld_ignored);
+    tcase_add_test(tc, exit_status_with_host_reaping_any_child);
+    tcase_add_test(tc, output_is_throttled_when_the_host_does_not_drain);
+    tcase_add_test(tc, session_ended_from_inside_a_callback);
+    tcase_add_test(tc, session_destroyed_in_callback_then_context_freed);
+    tcase_add_test(tc, stop_spares_a_reused_group_id);
+    tcase_add_test(tc, suspend_spares_a_reused_group_id);
+    tcase_add_test(tc, stop_removes_a_tmp_made_unwritable);
+    tcase_add_test(tc, probe_with_sigchld_ignored);
     suite_add_tcase(s, tc);
     return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--leave-group") == 0)
+        return helper_leave_group();
+    ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+    if (n <= 0)
+        return 99;
+    self_exe[n] = 0;
     SRunner *sr = srunner_create(none_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

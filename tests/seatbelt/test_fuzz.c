@@ -18,6 +18,7 @@
 #include "backend/seatbelt_log.h"
 #include "backend/seatbelt_profile.h"
 #include "fixture.h"
+#include "policy/policy.h"
 #include "sbpl_check.h"
 
 static unsigned seed0 = 1;
@@ -194,6 +195,92 @@ START_TEST(fuzz_profiles)
 }
 END_TEST
 
+/* Random specs through the public builder and the real policy layer on a
+ * fake macOS host: whatever the spec layer accepts must yield a profile the
+ * checker accepts, with every protected path denied. */
+START_TEST(fuzz_specs)
+{
+    unsigned s = seed0 + 7;
+    unsigned accepted = 0;
+    for (unsigned it = 0; it < iters; it++) {
+        ccsb_spec *spec = NULL;
+        ck_assert_int_eq(ccsb_spec_new(&spec), 0);
+        ccsb_spec_set_mode(spec, (int)rnd(&s, 4));
+        ccsb_spec_set_network_enabled(spec, (int)rnd(&s, 2));
+        char buf[512];
+        struct fake_fs fs = {0};
+        fake_fs_macos(&fs);
+        unsigned nb = rnd(&s, 3);
+        for (unsigned i = 0; i < nb; i++) {
+            rand_path(&s, buf, sizeof(buf), 0);
+            char canon[600];
+            canonical(buf, canon, sizeof(canon));
+            strv_push(&fs.exists, canon);
+            ccsb_spec_add_bind_mount(spec, buf, NULL, (int)rnd(&s, 2));
+        }
+        for (unsigned i = rnd(&s, 4); i > 0; i--) {
+            rand_path(&s, buf, sizeof(buf), 1);
+            ccsb_spec_add_protected_path(spec, buf);
+        }
+        for (unsigned i = rnd(&s, 3); i > 0; i--) {
+            rand_path(&s, buf, sizeof(buf), 1);
+            ccsb_spec_add_deny_read(spec, buf);
+        }
+        for (unsigned i = rnd(&s, 2); i > 0; i--) {
+            rand_path(&s, buf, sizeof(buf), 0);
+            ccsb_spec_add_runner_state_dir(spec, buf);
+        }
+        for (unsigned i = rnd(&s, 2); i > 0; i--) {
+            rand_path(&s, buf, sizeof(buf), 0);
+            ccsb_spec_add_exec_grant_root(spec, buf);
+        }
+        for (unsigned i = rnd(&s, 3); i > 0; i--)
+            ccsb_spec_add_deny_write_glob(spec, pieces[rnd(&s, N_PIECES)]);
+        char err[512];
+        if (ccsb_spec_validate(spec, err, sizeof(err)) < 0) {
+            ccsb_spec_free(spec);
+            fake_fs_clear(&fs);
+            continue; /* the spec layer refused it: nothing to generate */
+        }
+        struct policy_host host = {.home = "/Users/dev", .session_tmp = "/var/folders/zz/T/ccsb-f",
+                                   .resolve = fake_resolve, .kind = fake_kind,
+                                   .resolve_userdata = &fs};
+        struct ccsb_policy *p = NULL;
+        int rc = policy_build(spec, &host, &p, err, sizeof(err));
+        if (rc == CCSB_E_POLICY || rc == CCSB_E_SPEC) {
+            ccsb_spec_free(spec);
+            fake_fs_clear(&fs);
+            continue; /* e.g. guest paths colliding: refused with a message */
+        }
+        ck_assert_msg(rc == 0, "iteration %u: policy_build %d %s", it, rc, err);
+        struct seatbelt_profile_opts o = {.session_id = "fz", .http_port = 40000, .socks_port = 40001,
+                                          .host = &host};
+        char *text = NULL;
+        rc = seatbelt_profile_generate(p, &o, &text, err, sizeof(err));
+        ck_assert_msg(rc == 0, "iteration %u: %s", it, err);
+        struct sbpl_profile prof;
+        ck_assert_msg(sbpl_parse(text, "ccsb:fz", &prof, err, sizeof(err)) == 0,
+                      "iteration %u: checker: %s\n%.1500s", it, err, text);
+        for (size_t i = 0; i < p->deny_write.n; i++) {
+            const struct policy_path *pp = &p->deny_write.v[i];
+            if (pp->is_glob)
+                continue;
+            char c[600];
+            canonical(pp->resolved ? pp->resolved : pp->path, c, sizeof(c));
+            ck_assert_msg(sbpl_path_allowed(&prof, "file-write-data", c) == 0, "it %u: %s", it, c);
+        }
+        accepted++;
+        sbpl_profile_free(&prof);
+        free(text);
+        policy_free(p);
+        ccsb_spec_free(spec);
+        fake_fs_clear(&fs);
+    }
+    printf("fuzz_specs: %u of %u random specs reached the generator\n", accepted, iters);
+    ck_assert_uint_gt(accepted, iters / 4); /* most random specs get through */
+}
+END_TEST
+
 static void count_cb(const struct seatbelt_violation *v, void *ud)
 {
     ck_assert_ptr_nonnull(v->action);
@@ -263,6 +350,7 @@ int main(void)
     TCase *t = tcase_create("fuzz");
     tcase_set_timeout(t, 240);
     tcase_add_test(t, fuzz_profiles);
+    tcase_add_test(t, fuzz_specs);
     tcase_add_test(t, fuzz_log_lines);
     suite_add_tcase(s, t);
     SRunner *sr = srunner_create(s);

@@ -52,6 +52,7 @@ struct driver {
     int done;
     int exit_status;
     int timed_out;
+    int sink_gone;   /* our stdout/stderr reader went away */
     /* stdin forwarding */
     int in_open;
     char pending[65536];
@@ -68,18 +69,28 @@ static void handle_event(struct driver *d, ccsb_event *ev)
             ccsb_free(js);
         }
     }
+    /* Asynchronous errors of the session or of our command (the sandbox
+     * died, an exit status was lost) are the user's business. */
+    if (ccsb_event_type(ev) == CCSB_EVENT_ERROR &&
+        (ccsb_event_exec_id(ev) == 0 || ccsb_event_exec_id(ev) == d->exec_id))
+        fprintf(stderr, "ccsb: %s\n", ccsb_event_message(ev));
     if (ccsb_event_exec_id(ev) != d->exec_id || d->exec_id == 0)
         return;
     size_t len;
     const uint8_t *data;
     switch (ccsb_event_type(ev)) {
     case CCSB_EVENT_STDOUT:
-        data = ccsb_event_data(ev, &len);
-        write_all(1, data, len);
-        break;
     case CCSB_EVENT_STDERR:
         data = ccsb_event_data(ev, &len);
-        write_all(2, data, len);
+        if (d->sink_gone)
+            break;
+        if (write_all(ccsb_event_type(ev) == CCSB_EVENT_STDOUT ? 1 : 2, data, len) < 0 &&
+            errno == EPIPE) {
+            /* Natively the command would now die of SIGPIPE; it writes to
+             * us instead, so stop it and exit as it would have. */
+            d->sink_gone = 1;
+            ccsb_exec_kill(d->s, d->exec_id);
+        }
         break;
     case CCSB_EVENT_KILLED:
         if (ccsb_event_kill_reason(ev) == CCSB_KILL_TIMEOUT)
@@ -92,6 +103,8 @@ static void handle_event(struct driver *d, ccsb_event *ev)
             d->exit_status = ccsb_event_exit_code(ev);
         if (d->timed_out)
             d->exit_status = CLI_EXIT_TIMEOUT;
+        else if (d->sink_gone)
+            d->exit_status = 128 + SIGPIPE;
         d->done = 1;
         break;
     default:

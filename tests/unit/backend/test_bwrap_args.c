@@ -90,7 +90,7 @@ static void add_mount(const char *host, const char *guest, int writable)
 {
     pol.mounts = realloc(pol.mounts, (pol.n_mounts + 1) * sizeof *pol.mounts);
     pol.mounts[pol.n_mounts++] = (struct policy_mount){strdup(host), strdup(guest), writable,
-                                                       writable ? POLICY_ROOT_BIND : 0};
+                                                       writable ? POLICY_ROOT_BIND : 0, 1};
 }
 
 static void add_path(struct policy_paths *ps, const char *path, const char *resolved)
@@ -189,6 +189,8 @@ START_TEST(base_layout)
     ck_assert_str_eq(plan.argv.v[plan.cmd_at + 1], "/run/ccsb/ccsb-init");
     ck_assert_str_eq(plan.argv.v[plan.cmd_at + 2], "init");
     ck_assert_uint_eq(plan.ph_files.n + plan.ph_dirs.n, 0);
+    /* nothing for ccsb-init to mount: it gets no capability at all */
+    ck_assert_int_eq(find(1, "--cap-add"), -1);
 }
 END_TEST
 
@@ -234,18 +236,24 @@ START_TEST(deny_write_existing_pins_ancestors)
     add_path(&pol.deny_write, "/w/.git/config", NULL);
     ck_assert_int_eq(build(), 0);
     int bind = find(3, "--bind", "/w", "/w");
-    int rc = find(3, "--ro-bind", "/w/.bashrc", "/w/.bashrc");
-    int pin = find(3, "--bind", "/w/.git", "/w/.git");
-    int hooks = find(3, "--ro-bind", "/w/.git/hooks", "/w/.git/hooks");
-    int cfg = find(3, "--ro-bind", "/w/.git/config", "/w/.git/config");
+    int rc = find(2, "--ro", "/w/.bashrc");
+    int pin = find(2, "--pin", "/w/.git");
+    int hooks = find(2, "--ro", "/w/.git/hooks");
+    int cfg = find(2, "--ro", "/w/.git/config");
     ck_assert_int_ge(rc, 0);
     ck_assert_int_ge(pin, 0);
     ck_assert_int_gt(rc, bind);
     ck_assert_int_gt(pin, bind);
     ck_assert_int_gt(hooks, pin); /* the pin must not cover the read-only bind */
     ck_assert_int_gt(cfg, pin);
+    /* ccsb-init makes these mounts, with the two capabilities it needs */
+    ck_assert_int_gt(pin, (int)plan.cmd_at);
+    int caps = find(4, "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP");
+    ck_assert_int_ge(caps, 0);
+    ck_assert_int_lt(caps, (int)plan.cmd_at);
+    ck_assert_int_eq(caps, find(2, "--cap-drop", "ALL") + 2);
     /* .git is pinned once although two rules pass through it */
-    ck_assert_int_eq(find(3, "--bind", "/w/.git", "/w/.git"), pin);
+    ck_assert_int_eq(find(2, "--pin", "/w/.git"), pin);
     ck_assert_uint_eq(plan.ph_files.n + plan.ph_dirs.n, 0);
 }
 END_TEST
@@ -264,9 +272,9 @@ START_TEST(deny_write_missing_gets_placeholders)
     ck_assert_uint_eq(plan.ph_dirs.n, 2);
     ck_assert_str_eq(plan.ph_dirs.v[0], "/w/.git");
     ck_assert_str_eq(plan.ph_dirs.v[1], "/w/.vscode");
-    ck_assert_int_ge(find(3, "--ro-bind", "/w/.bashrc", "/w/.bashrc"), 0);
-    ck_assert_int_ge(find(3, "--ro-bind", "/w/.git", "/w/.git"), 0);
-    ck_assert_int_ge(find(3, "--ro-bind", "/w/.vscode", "/w/.vscode"), 0);
+    ck_assert_int_ge(find(2, "--ro", "/w/.bashrc"), 0);
+    ck_assert_int_ge(find(2, "--ro", "/w/.git"), 0);
+    ck_assert_int_ge(find(2, "--ro", "/w/.vscode"), 0);
 }
 END_TEST
 
@@ -286,7 +294,7 @@ START_TEST(deny_write_guest_spelling_differs)
     add_mount("/w", "/work", 1);
     add_path(&pol.deny_write, "/w/.bashrc", NULL);
     ck_assert_int_eq(build(), 0);
-    ck_assert_int_ge(find(3, "--ro-bind", "/w/.bashrc", "/work/.bashrc"), 0);
+    ck_assert_int_ge(find(2, "--ro", "/work/.bashrc"), 0);
 }
 END_TEST
 
@@ -322,12 +330,13 @@ START_TEST(git_file_in_the_way_is_read_only)
     add_mount("/w", "/w", 1);
     add_path(&pol.deny_write, "/w/.git/hooks", NULL);
     ck_assert_int_eq(build(), 0);
-    ck_assert_int_ge(find(3, "--ro-bind", "/w/.git", "/w/.git"), 0);
+    ck_assert_int_ge(find(2, "--ro", "/w/.git"), 0);
     ck_assert_uint_eq(plan.ph_dirs.n + plan.ph_files.n, 0);
 }
 END_TEST
 
 static const struct fake_entry secret_fs[] = {
+    {"/home/u/.config", BWRAP_KIND_DIR, NULL}, {"/home/u/.config/gh", BWRAP_KIND_DIR, NULL},
     {"/usr", BWRAP_KIND_DIR, NULL},          {"/etc", BWRAP_KIND_DIR, NULL},
     {"/etc/shadow", BWRAP_KIND_FILE, NULL},  {"/home/u", BWRAP_KIND_DIR, NULL},
     {"/home/u/.ssh", BWRAP_KIND_DIR, NULL},  {"/home/u/.aws", BWRAP_KIND_SYMLINK, "/data/aws"},
@@ -346,17 +355,20 @@ START_TEST(deny_read_masks_last_in_both_spellings)
     add_path(&pol.deny_read, "/home/u/.aws", "/data/aws");
     add_path(&pol.deny_read, "/etc/shadow", NULL);
     add_path(&pol.deny_read, "/home/u/.gnupg", NULL); /* missing: nothing to hide */
+    add_path(&pol.deny_read, "/home/u/.config/gh", NULL);
     ck_assert_int_eq(build(), 0);
-    int ssh = find(2, "--tmpfs", "/home/u/.ssh");
+    int ssh = find(2, "--mask-dir", "/home/u/.ssh");
     ck_assert_int_ge(ssh, 0);
-    ck_assert_str_eq(plan.argv.v[ssh - 2], "--perms");
-    ck_assert_str_eq(plan.argv.v[ssh - 1], "0000");
-    ck_assert_int_ge(find(2, "--remount-ro", "/home/u/.ssh"), 0);
-    ck_assert_int_ge(find(2, "--tmpfs", "/data/aws"), 0); /* the resolved spelling */
-    ck_assert_int_ge(find(3, "--ro-bind", "/dev/null", "/etc/shadow"), 0);
+    ck_assert_int_ge(find(2, "--mask-dir", "/data/aws"), 0); /* the resolved spelling */
+    ck_assert_int_ge(find(2, "--mask-file", "/etc/shadow"), 0);
     ck_assert_int_eq(find(1, "/home/u/.gnupg"), -1);
+    /* .config cannot be moved away from under the mask */
+    int gh = find(2, "--mask-dir", "/home/u/.config/gh");
+    int pin = find(2, "--pin", "/home/u/.config");
+    ck_assert_int_ge(pin, 0);
+    ck_assert_int_lt(pin, gh);
     /* masks come after every deny-write bind */
-    ck_assert_int_gt(ssh, find(3, "--ro-bind", "/home/u/.bashrc", "/home/u/.bashrc"));
+    ck_assert_int_gt(ssh, find(2, "--ro", "/home/u/.bashrc"));
 }
 END_TEST
 
@@ -367,8 +379,8 @@ START_TEST(nested_mount_both_guest_spellings)
     add_mount("/home/u", "/work", 1);
     add_path(&pol.deny_write, "/home/u/.bashrc", NULL);
     ck_assert_int_eq(build(), 0);
-    ck_assert_int_ge(find(3, "--ro-bind", "/home/u/.bashrc", "/home/u/.bashrc"), 0);
-    ck_assert_int_ge(find(3, "--ro-bind", "/home/u/.bashrc", "/work/.bashrc"), 0);
+    ck_assert_int_ge(find(2, "--ro", "/home/u/.bashrc"), 0);
+    ck_assert_int_ge(find(2, "--ro", "/work/.bashrc"), 0);
 }
 END_TEST
 
@@ -410,7 +422,7 @@ START_TEST(glob_existing_matches_pinned_with_guard)
     add_path(&pol.deny_write, "/w/*.pem", NULL);
     struct bwrap_opts o = {.helper_path = "/h", .host = &fake_host, .have_guard = 1};
     ck_assert_int_eq(bwrap_plan_build(&pol, &o, &plan, err, sizeof err), 0);
-    ck_assert_int_ge(find(3, "--ro-bind", "/w/a.pem", "/w/a.pem"), 0);
+    ck_assert_int_ge(find(2, "--ro", "/w/a.pem"), 0);
 }
 END_TEST
 
@@ -455,9 +467,11 @@ END_TEST
 
 START_TEST(placeholder_shapes)
 {
-    const char *dirs[] = {".vscode", ".idea", ".claude", ".codex", "hooks", ".git"};
+    const char *dirs[] = {".vscode", ".idea", ".claude", ".codex", "hooks", ".git", ".emacs.d",
+                          ".config"};
     const char *files[] = {".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile",
-                           ".gitconfig", ".gitmodules", "config", ".mcp.json", ".zshenv"};
+                           ".gitconfig", ".gitmodules", "config", ".mcp.json", ".zshenv",
+                           ".bash_aliases", ".pam_environment", ".envrc", ".aider.conf.yml"};
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
         ck_assert_msg(bwrap_name_looks_like_dir(dirs[i]), "%s", dirs[i]);
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)

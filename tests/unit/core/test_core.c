@@ -1,8 +1,11 @@
 /* Unit tests: event queue, doorbell, callbacks, event JSON, env sanitising. */
 #include <check.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -233,10 +236,164 @@ START_TEST(env_is_sanitised)
 }
 END_TEST
 
+/* ---- callback and doorbell replacement while they run ------------------- */
+
+struct live_ud {
+    ccsb_ctx *ctx;
+    atomic_int alive;     /* cleared by the destroy notifier */
+    atomic_int entered;
+    int alive_after_set;  /* seen by the callback right after replacing itself */
+    int alive_at_end;
+};
+
+static void mark_dead(void *ud)
+{
+    atomic_store(&((struct live_ud *)ud)->alive, 0);
+}
+
+static void replace_self(const ccsb_event *ev, void *ud)
+{
+    struct live_ud *l = ud;
+    ck_assert_int_eq(ccsb_ctx_set_event_callback(l->ctx, NULL, NULL, NULL), 0);
+    /* A binding's trampoline still runs on this userdata until we return. */
+    l->alive_after_set = atomic_load(&l->alive);
+}
+
+START_TEST(callback_replaced_from_inside_itself)
+{
+    struct event_base *base = event_base_new();
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new_with_event_base(&ctx, base, NULL, 0), 0);
+    struct live_ud l = {.ctx = ctx};
+    atomic_init(&l.alive, 1);
+    ck_assert_int_eq(ccsb_ctx_set_event_callback(ctx, replace_self, &l, mark_dead), 0);
+    ctx_emit(ctx, mk(CCSB_EVENT_READY, 0));
+    ck_assert_msg(l.alive_after_set, "the destroy notifier ran while its callback was running");
+    ck_assert_int_eq(atomic_load(&l.alive), 0); /* ...and right after it returned */
+    /* The callback is gone: the next event is queued. */
+    ctx_emit(ctx, mk(CCSB_EVENT_READY, 0));
+    ccsb_event *ev = NULL;
+    ck_assert_int_eq(ccsb_ctx_next_event(ctx, &ev), 0);
+    ccsb_event_free(ev);
+    ccsb_ctx_free(ctx);
+    event_base_free(base);
+}
+END_TEST
+
+static void slow_ring(void *ud)
+{
+    struct live_ud *l = ud;
+    atomic_store(&l->entered, 1);
+    usleep(200 * 1000);
+    l->alive_at_end = atomic_load(&l->alive);
+}
+
+static int emit_one(void *arg)
+{
+    ctx_emit(arg, mk(CCSB_EVENT_READY, 0));
+    return 0;
+}
+
+static void *emit_on_loop(void *arg)
+{
+    ctx_call(arg, emit_one, arg);
+    return NULL;
+}
+
+START_TEST(doorbell_replaced_while_ringing)
+{
+    /* Dart closes its NativeCallable (the destroy notifier) from its own
+     * thread while the loop thread may be ringing the old doorbell. */
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    struct live_ud l = {.ctx = ctx};
+    atomic_init(&l.alive, 1);
+    atomic_init(&l.entered, 0);
+    ck_assert_int_eq(ccsb_ctx_set_wakeup(ctx, slow_ring, &l, mark_dead), 0);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, emit_on_loop, ctx), 0);
+    for (int i = 0; i < 500 && !atomic_load(&l.entered); i++)
+        usleep(1000);
+    ck_assert(atomic_load(&l.entered));
+    ck_assert_int_eq(ccsb_ctx_set_wakeup(ctx, NULL, NULL, NULL), 0);
+    /* Once set_wakeup returned, the old doorbell is neither running nor
+     * destroyed early. */
+    ck_assert_int_eq(atomic_load(&l.alive), 0);
+    pthread_join(t, NULL);
+    ck_assert_msg(l.alive_at_end, "the doorbell's userdata was destroyed while it rang");
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(session_error_pointer_stays_valid)
+{
+    /* Getters return pointers that live as long as the handle, even when
+     * the session fails again later. */
+    struct event_base *base = event_base_new();
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new_with_event_base(&ctx, base, NULL, 0), 0);
+    struct ccsb_session s = {.ctx = ctx, .id = "s1", .state = CCSB_STATE_WARM};
+    const char *before = ccsb_session_error(&s);
+    ck_assert_str_eq(before, "");
+    session_fail(&s, "the sandbox died: %s", "first");
+    const char *first = ccsb_session_error(&s);
+    ck_assert_str_eq(first, "the sandbox died: first");
+    session_fail(&s, "cannot kill exec %d", 2);
+    ck_assert_str_eq(before, "");
+    ck_assert_str_eq(first, "the sandbox died: first");
+    /* The error that put the session into ERROR is the one reported. */
+    ck_assert_str_eq(ccsb_session_error(&s), "the sandbox died: first");
+    ck_assert_int_eq(ccsb_session_state(&s), CCSB_STATE_ERROR);
+    int errors = 0;
+    ccsb_event *ev;
+    while (ccsb_ctx_next_event(ctx, &ev) == 0) {
+        errors += ccsb_event_type(ev) == CCSB_EVENT_ERROR;
+        ccsb_event_free(ev);
+    }
+    ck_assert_int_eq(errors, 2); /* every failure is still an event */
+    free(s.error);
+    ccsb_ctx_free(ctx);
+    event_base_free(base);
+}
+END_TEST
+
+START_TEST(caller_base_left_empty_when_idle)
+{
+    /* A host may rely on event_base_dispatch returning once nothing is
+     * pending: an idle context keeps nothing registered on its base. */
+    struct event_base *base = event_base_new();
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new_with_event_base(&ctx, base, NULL, 0), 0);
+    ck_assert_int_eq(event_base_loop(base, EVLOOP_NONBLOCK), 1);
+    ccsb_ctx_free(ctx);
+    ck_assert_int_eq(event_base_loop(base, EVLOOP_NONBLOCK), 1);
+    event_base_free(base);
+}
+END_TEST
+
+START_TEST(wait_event_with_nothing_that_could_come)
+{
+    struct event_base *base = event_base_new();
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new_with_event_base(&ctx, base, NULL, 0), 0);
+    ccsb_event *ev = NULL;
+    /* Nothing is registered on the base: waiting forever would spin. */
+    ck_assert_int_eq(ccsb_ctx_wait_event(ctx, -1, &ev), CCSB_E_STATE);
+    ck_assert_ptr_nonnull(strstr(ccsb_ctx_errmsg(ctx), "nothing"));
+    ck_assert_int_eq(ccsb_ctx_wait_event(ctx, 20, &ev), CCSB_E_TIMEDOUT);
+    ctx_emit(ctx, mk(CCSB_EVENT_READY, 0));
+    ck_assert_int_eq(ccsb_ctx_wait_event(ctx, -1, &ev), 0);
+    ccsb_event_free(ev);
+    ccsb_ctx_free(ctx);
+    event_base_free(base);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
     Suite *s = suite_create("core");
     TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 20);
     tcase_add_test(tc, queue_order_and_fd);
     tcase_add_test(tc, doorbell_rings_on_empty_to_nonempty);
     tcase_add_test(tc, callback_bypasses_queue);
@@ -244,6 +401,11 @@ static Suite *core_suite(void)
     tcase_add_test(tc, event_json_forms);
     tcase_add_test(tc, strerror_is_closed_set);
     tcase_add_test(tc, env_is_sanitised);
+    tcase_add_test(tc, callback_replaced_from_inside_itself);
+    tcase_add_test(tc, doorbell_replaced_while_ringing);
+    tcase_add_test(tc, session_error_pointer_stays_valid);
+    tcase_add_test(tc, caller_base_left_empty_when_idle);
+    tcase_add_test(tc, wait_event_with_nothing_that_could_come);
     suite_add_tcase(s, tc);
     return s;
 }

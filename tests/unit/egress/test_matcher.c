@@ -410,6 +410,30 @@ START_TEST(test_builtin_lists_parse)
 }
 END_TEST
 
+START_TEST(test_deep_names)
+{
+    /* Wildcards far from the top (more than 63 labels) still match. */
+    char entry[300] = "*", host[300] = "x", mid[300] = "p", mhost[300] = "p";
+    for (int i = 0; i < 70; i++) {
+        strcat(entry, ".a");
+        strcat(host, ".a");
+    }
+    strcat(host, "");
+    ck_assert_int_eq(allow1(entry, host), 1);
+    ck_assert_int_eq(allow1(entry, host + 2), 0); /* the apex */
+    for (int i = 0; i < 66; i++) {
+        strcat(mid, ".b");
+        strcat(mhost, ".b");
+    }
+    strcat(mid, ".*.c.d");
+    strcat(mhost, ".zz.c.d");
+    ck_assert_int_eq(allow1(mid, mhost), 1);
+    mhost[strlen(mhost) - 7] = '\0';
+    strcat(mhost, ".y.zz.c.d");
+    ck_assert_int_eq(allow1(mid, mhost), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("egress-matcher");
@@ -428,6 +452,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_network_disabled);
     tcase_add_test(tc, test_check_host_api);
     tcase_add_test(tc, test_builtin_lists_parse);
+    tcase_add_test(tc, test_deep_names);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,181 @@
+// The C integration scenarios through the Dart binding: probe; launch;
+// exec with stdout/stderr/exit; timeout; violation event from a denied
+// write (native); denied egress (native + egress).
+//
+// Needs libccsandbox.so.1: CCSB_LIBRARY=<build>/lib/libccsandbox.so.1 dart test
+import 'dart:io';
+
+import 'package:ccsandbox/ccsandbox.dart';
+import 'package:test/test.dart';
+
+const none = SandboxSpec(backend: SandboxBackend.none);
+
+void main() {
+  late Sandbox sandbox;
+
+  setUp(() => sandbox = Sandbox.open());
+  tearDown(() => sandbox.close());
+
+  group('names', () {
+    test('fromName is lenient for stored names', () {
+      expect(SandboxBackend.fromName(null), SandboxBackend.none);
+      expect(SandboxBackend.fromName('nonsense'), SandboxBackend.none);
+      expect(SandboxBackend.fromName('docker'), SandboxBackend.native);
+      expect(SandboxBackend.fromName('native'), SandboxBackend.native);
+      expect(SandboxBackend.fromName('microvm'), SandboxBackend.microvm);
+    });
+
+    test('spec JSON round-trips', () {
+      const spec = SandboxSpec(
+        sessionId: 'dart-spec',
+        mode: SandboxMode.review,
+        bindMounts: [SandboxBindMount('/srv/repo', guestPath: '/repo', readOnly: true)],
+        egressAllowlist: ['*.example.com'],
+        env: {'LANG': 'C.UTF-8'},
+        timeout: Duration(seconds: 5),
+      );
+      final again = SandboxSpec.fromJson(spec.toJson());
+      expect(again.toJson(), spec.toJson());
+      expect(again.bindMounts.single, spec.bindMounts.single);
+    });
+  });
+
+  test('probe reports the host', () async {
+    final pr = await sandbox.probe();
+    expect(['linux', 'wsl2', 'macos', 'other'], contains(pr.platform));
+    expect(pr.note, isNotEmpty);
+    expect(pr.disabledMessage, 'agent sandbox DISABLED by --sandbox off');
+    expect(pr.startupMessage,
+        pr.available ? startsWith('agent sandbox ON (') : startsWith('no OS-native agent sandbox'));
+  });
+
+  test('launch reports backend, state and its first events', () async {
+    final h = await sandbox.launch(const SandboxSpec(sessionId: 'dart-launch', backend: SandboxBackend.none));
+    expect(h.sessionId, 'dart-launch');
+    expect(h.backend, SandboxBackend.none);
+    expect(h.state, SandboxState.warm);
+    expect(h.launchEvents.whereType<SandboxStarting>(), isNotEmpty);
+    expect(h.launchEvents.whereType<SandboxReady>(), isNotEmpty);
+    h.close();
+  });
+
+  test('exec: stdout, stderr, exit code', () async {
+    final h = await sandbox.launch(none);
+    final r = await h.run(['sh', '-c', 'echo out; echo err >&2; exit 3']).timeout(const Duration(seconds: 10));
+    expect(r.exitCode, 3);
+    expect(r.signal, 0);
+    expect(r.stdoutText, 'out\n');
+    expect(r.stderrText, 'err\n');
+    h.close();
+  });
+
+  test('events stream ends with the exit', () async {
+    final h = await sandbox.launch(none);
+    final x = h.exec(['sh', '-c', 'echo a; echo b >&2']);
+    final events = await x.events.toList();
+    expect(events.last, isA<SandboxExit>());
+    expect(events.whereType<SandboxOutput>().length, greaterThanOrEqualTo(2));
+    h.close();
+  });
+
+  test('timeout kills the exec', () async {
+    final h = await sandbox.launch(none);
+    final sw = Stopwatch()..start();
+    final r = await h.run(['sh', '-c', 'sleep 30 & sleep 30'], timeout: const Duration(milliseconds: 300));
+    expect(sw.elapsed, lessThan(const Duration(seconds: 3)));
+    expect(r.killed, SandboxKillReason.timeout);
+    expect(r.signal, 9);
+    h.close();
+  });
+
+  test('stdin pipe and kill', () async {
+    final h = await sandbox.launch(none);
+    final x = h.exec(['tr', 'a-z', 'A-Z'], stdin: true);
+    expect(x.writeStdin('hello'.codeUnits), 5);
+    x.closeStdin();
+    expect((await x.collect()).stdoutText, 'HELLO');
+    final y = h.exec(['sleep', '30']);
+    y.kill();
+    expect((await y.collect()).killed, SandboxKillReason.manual);
+    h.close();
+  });
+
+  test('microvm never falls back', () async {
+    await expectLater(
+        sandbox.launch(const SandboxSpec(backend: SandboxBackend.microvm)),
+        throwsA(isA<SandboxException>()
+            .having((e) => e.code, 'code', CCSB_E_UNAVAILABLE)
+            .having((e) => e.message, 'message', contains('microvm'))));
+  });
+
+  test('an invalid spec names the field', () async {
+    await expectLater(
+        sandbox.launch(const SandboxSpec(
+            backend: SandboxBackend.none, bindMounts: [SandboxBindMount('relative/path')])),
+        throwsA(isA<SandboxException>()
+            .having((e) => e.code, 'code', CCSB_E_SPEC)
+            .having((e) => e.message, 'message', contains('bindMounts[0].hostPath'))));
+  });
+
+  group('native', () {
+    Future<SandboxHandle?> native(SandboxSpec spec) async {
+      final pr = await sandbox.probe();
+      if (!pr.available) {
+        markTestSkipped('native backend unavailable here: ${pr.hint}');
+        return null;
+      }
+      try {
+        return await sandbox.launch(spec);
+      } on SandboxException catch (e) {
+        if (e.code == CCSB_E_UNAVAILABLE || e.code == CCSB_E_UNSUPPORTED) {
+          markTestSkipped('native backend not in this build: $e');
+          return null;
+        }
+        rethrow;
+      }
+    }
+
+    test('a denied write is a violation event', () async {
+      final h = await native(const SandboxSpec(backend: SandboxBackend.native));
+      if (h == null) return;
+      final target = '/usr/ccsb-dart-denied-$pid';
+      final seen = <SandboxViolation>[];
+      final sub = h.violations.listen(seen.add);
+      final r = await h.run(['sh', '-c', 'echo x > $target']);
+      await sub.cancel();
+      expect(r.exitCode, isNot(0));
+      expect(File(target).existsSync(), isFalse);
+      final all = [...r.violations, ...seen];
+      expect(all.any((v) => v.target.contains(target) || v.raw.contains(target)), isTrue, reason: '$all');
+      h.close();
+    });
+
+    test('denied egress is refused with a violation', () async {
+      final h = await native(const SandboxSpec(backend: SandboxBackend.native));
+      if (h == null) return;
+      final proxy = (await h.run(['sh', '-c', r'echo "${HTTP_PROXY:-}"'])).stdoutText.trim();
+      if (proxy.isEmpty) {
+        markTestSkipped('egress proxies not in this build');
+        h.close();
+        return;
+      }
+      final seen = <SandboxViolation>[];
+      final sub = h.violations.listen(seen.add);
+      const client = 'import os,socket,urllib.parse as u\n'
+          "p=u.urlsplit(os.environ['HTTP_PROXY'])\n"
+          'c=socket.create_connection((p.hostname,p.port),5)\n'
+          r"c.sendall(b'CONNECT ccsb-denied.invalid:443 HTTP/1.1\r\nHost: ccsb-denied.invalid:443\r\n\r\n')"
+          '\n'
+          r"print(c.recv(200).split(b'\r\n')[0].decode())"
+          '\n';
+      final r = await h.run(['/usr/bin/python3', '-c', client]);
+      await sub.cancel();
+      expect(r.stdoutText, contains(' 403'));
+      expect(
+          [...r.violations, ...seen]
+              .any((v) => v.action == 'network-outbound' && v.target.contains('ccsb-denied.invalid')),
+          isTrue);
+      h.close();
+    });
+  });
+}

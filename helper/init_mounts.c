@@ -1,0 +1,177 @@
+/*
+ * ccsb-init's share of the filesystem policy, made before anything else
+ * runs in the sandbox (the library's plan decides; see bwrap_args.c):
+ *
+ *   --pin PATH        bind PATH onto itself: a mount point cannot be renamed
+ *                     or removed, so a protected path's ancestors stay put
+ *   --ro PATH         bind PATH onto itself read-only (nosuid, nodev)
+ *   --mask-dir PATH   an empty read-only tmpfs, mode 0000, over PATH
+ *   --mask-file PATH  /dev/null (read-only, nodev: opening it fails) over PATH
+ *
+ * Every path is reached without following symlinks (openat2
+ * RESOLVE_NO_SYMLINKS) and mounted with the new mount API, so nothing a
+ * sandbox could have planted redirects a mount. Then every capability is
+ * dropped for good (bounding set, ambient, permitted, effective,
+ * inheritable) and that is verified. Any failure ends the launch.
+ */
+#include "init.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <linux/capability.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int open_nofollow(const char *path)
+{
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
+                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+    return fd < 0 ? -errno : (int)fd;
+}
+
+static int attach(int mnt, int target)
+{
+    if (move_mount(mnt, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+        return -errno;
+    return 0;
+}
+
+static int set_attr(int mnt, unsigned set)
+{
+    struct mount_attr a = {.attr_set = set};
+    if (mount_setattr(mnt, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
+        return -errno;
+    return 0;
+}
+
+/* A clone of what `from` shows, optionally read-only, mounted on `target`. */
+static int bind_onto(int from, int target, int ro)
+{
+    int mnt = open_tree(from, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                                      AT_RECURSIVE);
+    if (mnt < 0)
+        return -errno;
+    int r = ro ? set_attr(mnt, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) : 0;
+    if (!r)
+        r = attach(mnt, target);
+    close(mnt);
+    return r;
+}
+
+static int empty_tmpfs_onto(int target)
+{
+    int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+    if (fs < 0)
+        return -errno;
+    int r = 0;
+    if (fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0000", 0) < 0 ||
+        fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", "1", 0) < 0 ||
+        fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+        r = -errno;
+    int mnt = r ? -1 : fsmount(fs, FSMOUNT_CLOEXEC,
+                               MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                   MOUNT_ATTR_NOEXEC);
+    if (!r && mnt < 0)
+        r = -errno;
+    close(fs);
+    if (!r)
+        r = attach(mnt, target);
+    if (mnt >= 0)
+        close(mnt);
+    return r;
+}
+
+int init_apply_mounts(const struct init_mount *m, size_t n, char *err, size_t errlen)
+{
+    if (n == 0)
+        return 0;
+    /* bwrap's --disable-userns leaves us in a user namespace nested below
+     * the one that owns bwrap's mount namespace, so our capabilities do not
+     * reach it: mount in a new mount namespace of our own instead. Every
+     * sandbox process descends from us and lives in it; what bwrap mounted
+     * is carried over locked, so nothing below can be uncovered either. */
+    if (unshare(CLONE_NEWNS) < 0) {
+        snprintf(err, errlen, "cannot make the sandbox's mount namespace: %s", strerror(errno));
+        return -errno;
+    }
+    int devnull = -1;
+    for (size_t i = 0; i < n; i++) {
+        int target = open_nofollow(m[i].path);
+        int r = target;
+        if (target >= 0) {
+            switch (m[i].op) {
+            case INIT_MOUNT_PIN:
+                r = bind_onto(target, target, 0);
+                break;
+            case INIT_MOUNT_RO:
+                r = bind_onto(target, target, 1);
+                break;
+            case INIT_MOUNT_MASK_DIR:
+                r = empty_tmpfs_onto(target);
+                break;
+            case INIT_MOUNT_MASK_FILE:
+                if (devnull < 0)
+                    devnull = open_nofollow("/dev/null");
+                r = devnull < 0 ? devnull : bind_onto(devnull, target, 1);
+                break;
+            default:
+                r = -EINVAL;
+            }
+            close(target);
+        }
+        if (r < 0) {
+            snprintf(err, errlen, "cannot protect %s: %s", m[i].path, strerror(-r));
+            if (devnull >= 0)
+                close(devnull);
+            return r;
+        }
+    }
+    if (devnull >= 0)
+        close(devnull);
+    return 0;
+}
+
+int init_drop_caps(char *err, size_t errlen)
+{
+    /* Bounding set first (needs CAP_SETPCAP), so no exec can ever regain a
+     * capability, not even a uid-0 one in our user namespace. */
+    int last = 63;
+    while (last > 0 && prctl(PR_CAPBSET_READ, last, 0, 0, 0) < 0)
+        last--;
+    for (int c = 0; c <= last; c++)
+        if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1 && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0) {
+            snprintf(err, errlen, "cannot drop capability %d from the bounding set: %s", c,
+                     strerror(errno));
+            return -errno;
+        }
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) {
+        snprintf(err, errlen, "cannot clear ambient capabilities: %s", strerror(errno));
+        return -errno;
+    }
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct d[2];
+    memset(d, 0, sizeof d);
+    if (syscall(SYS_capset, &h, d) < 0) {
+        snprintf(err, errlen, "cannot drop capabilities: %s", strerror(errno));
+        return -errno;
+    }
+    /* Verify rather than trust: anything left is a reason to stop. */
+    if (syscall(SYS_capget, &h, d) < 0 || d[0].effective || d[0].permitted ||
+        d[0].inheritable || d[1].effective || d[1].permitted || d[1].inheritable) {
+        snprintf(err, errlen, "capabilities remain after dropping them");
+        return -EPERM;
+    }
+    for (int c = 0; c <= last; c++)
+        if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1) {
+            snprintf(err, errlen, "capability %d remains in the bounding set", c);
+            return -EPERM;
+        }
+    return 0;
+}

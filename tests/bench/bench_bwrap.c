@@ -1,0 +1,401 @@
+/*
+ * Benchmarks of the bubblewrap backend, each printed as a ratio against a
+ * baseline measured in the same run (issue 3):
+ *
+ *  1. launch-to-ready of a session, and launch + `/bin/true` + stop end to
+ *     end, against a bare `bwrap <same namespaces and mounts> /bin/true`
+ *     (target: <= 1.5x);
+ *  2. exec round-trip of /bin/true in a warm session against a fresh bare
+ *     bwrap per command (target: >= 5x faster);
+ *  3. host RSS per warm idle session over 50 sessions (target: < 1 MiB),
+ *     plus, for information, the RSS of the sandbox's own processes.
+ *
+ * Usage: bench-bwrap [rounds]   (default 30)
+ * Exit status 0 when every target is met, 1 otherwise.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ccsandbox/ccsandbox.h>
+
+extern char **environ;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void die(const char *what, const char *detail)
+{
+    fprintf(stderr, "bench-bwrap: %s: %s\n", what, detail);
+    exit(2);
+}
+
+/* ---- the bare baselines --------------------------------------------------------- */
+
+/* The floor everyone quotes: bwrap with the namespaces and nothing else. */
+static char *minimal_argv[] = {"bwrap", "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev",
+                               "--proc", "/proc", "/bin/true", NULL};
+
+/* The same bwrap our session runs (from ccsb_explain), with /bin/true in
+ * place of ccsb-init: the floor for this policy. */
+static char *bare_argv[512];
+static int bare_n;
+static char *ph_paths[64];
+static int ph_is_dir[64];
+static int n_ph;
+
+/* Splits one line of shell words as bwrap_argv_to_shell writes them. */
+static void split_shell(const char *line)
+{
+    const char *p = line;
+    while (*p && bare_n < 510) {
+        while (*p == ' ')
+            p++;
+        if (!*p || *p == '\n')
+            break;
+        char *w = malloc(strlen(p) + 1), *o = w;
+        while (*p && *p != ' ' && *p != '\n') {
+            if (*p == '\'') {
+                p++;
+                while (*p && *p != '\'')
+                    *o++ = *p++;
+                if (*p)
+                    p++;
+            } else if (*p == '\\' && p[1]) {
+                *o++ = p[1];
+                p += 2;
+            } else {
+                *o++ = *p++;
+            }
+        }
+        *o = 0;
+        bare_argv[bare_n++] = w;
+    }
+    bare_argv[bare_n] = NULL;
+}
+
+static void bare_build(const ccsb_spec *sp)
+{
+    char *text = NULL, err[256];
+    if (ccsb_explain(sp, "linux", &text, err, sizeof err) != 0)
+        die("ccsb_explain", err);
+    const char *a = strstr(text, "bubblewrap arguments");
+    const char *line = a ? strchr(a, '\n') : NULL;
+    if (!line)
+        die("ccsb_explain", "no bubblewrap argument line");
+    split_shell(line + 1);
+    for (int i = 0; i < bare_n; i++)
+        if (strcmp(bare_argv[i], "--") == 0 && i + 1 < bare_n) {
+            free(bare_argv[i + 1]);
+            bare_argv[i + 1] = strdup("/bin/true");
+            for (int k = i + 2; k < bare_n; k++)
+                free(bare_argv[k]);
+            bare_n = i + 2;
+            bare_argv[bare_n] = NULL;
+            break;
+        }
+    /* placeholders the plan needs: the bare run needs them to exist */
+    const char *ph = strstr(text, "placeholders created");
+    const char *end = a;
+    if (ph) {
+        const char *q = strchr(ph, '\n');
+        while (q && q < end && n_ph < 64) {
+            q++;
+            int dir = strncmp(q, "  dir  ", 7) == 0, file = strncmp(q, "  file ", 7) == 0;
+            if (!dir && !file)
+                break;
+            const char *e = strchr(q, '\n');
+            ph_paths[n_ph] = strndup(q + 7, (size_t)(e - q - 7));
+            ph_is_dir[n_ph++] = dir;
+            q = e;
+        }
+    }
+    ccsb_free(text);
+}
+
+static void ph_make(int make)
+{
+    for (int i = 0; i < n_ph; i++) {
+        if (make && ph_is_dir[i])
+            mkdir(ph_paths[i], 0755);
+        else if (make)
+            close(open(ph_paths[i], O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+        else if (ph_is_dir[i])
+            rmdir(ph_paths[i]);
+        else
+            unlink(ph_paths[i]);
+    }
+}
+
+static const char *bwrap_path(void)
+{
+    static const char *c[] = {"/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap", NULL};
+    for (int i = 0; c[i]; i++)
+        if (access(c[i], X_OK) == 0)
+            return c[i];
+    die("bwrap", "not found");
+    return NULL;
+}
+
+/*
+ * Namespaces are torn down asynchronously by the kernel (a network
+ * namespace's cleanup runs in a worker and holds locks the next creation
+ * needs), so every measured start first lets the previous one settle:
+ * this measures latency, not a throughput storm, for both sides alike.
+ */
+static void settle(void)
+{
+    struct timespec ts = {0, 30 * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+static double bare_run(char **argv)
+{
+    settle();
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    double t0 = now();
+    pid_t pid;
+    int e = posix_spawn(&pid, bwrap_path(), &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (e)
+        die("posix_spawn bwrap", strerror(e));
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    double t = now() - t0;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        die("bare bwrap", "failed");
+    return t;
+}
+
+/* ---- the library ------------------------------------------------------------------- */
+
+static ccsb_ctx *ctx;
+static ccsb_spec *spec;
+static ccsb_exec_req *true_req;
+
+static ccsb_session *launch(void)
+{
+    ccsb_session *s = NULL;
+    if (ccsb_launch(ctx, spec, &s) != 0)
+        die("ccsb_launch", ccsb_ctx_errmsg(ctx));
+    return s;
+}
+
+/* Runs /bin/true and waits for its exit event. */
+static void run_true(ccsb_session *s)
+{
+    uint64_t id;
+    if (ccsb_exec(s, true_req, &id) != 0)
+        die("ccsb_exec", ccsb_ctx_errmsg(ctx));
+    for (;;) {
+        ccsb_event *ev;
+        int r = ccsb_ctx_wait_event(ctx, 10000, &ev);
+        if (r != 0)
+            die("wait", ccsb_strerror(r));
+        int done = ccsb_event_type(ev) == CCSB_EVENT_EXIT && ccsb_event_exec_id(ev) == id;
+        int code = ccsb_event_exit_code(ev);
+        ccsb_event_free(ev);
+        if (done) {
+            if (code != 0)
+                die("/bin/true", "non-zero exit");
+            return;
+        }
+    }
+}
+
+static void drain(void)
+{
+    ccsb_event *ev;
+    while (ccsb_ctx_next_event(ctx, &ev) == 0)
+        ccsb_event_free(ev);
+}
+
+static long rss_kib(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    long v = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld", &v) == 1)
+            break;
+    fclose(f);
+    return v;
+}
+
+/* RSS of a process and all its descendants (the sandbox side of a session). */
+static long tree_rss_kib(pid_t root)
+{
+    long total = rss_kib(root);
+    if (total < 0)
+        return 0;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)root, (int)root);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return total;
+    int child;
+    while (fscanf(f, "%d", &child) == 1)
+        total += tree_rss_kib(child);
+    fclose(f);
+    return total;
+}
+
+static pid_t sandbox_pid(ccsb_session *s)
+{
+    char *d = NULL;
+    pid_t pid = 0;
+    if (ccsb_session_details_json(s, &d) == 0) {
+        const char *p = strstr(d, "\"sandboxPid\":");
+        if (p)
+            pid = (pid_t)atoi(p + 13);
+        ccsb_free(d);
+    }
+    return pid;
+}
+
+int main(int argc, char **argv)
+{
+    int rounds = argc > 1 ? atoi(argv[1]) : 30;
+    if (rounds < 3)
+        rounds = 3;
+    char ws[] = "/tmp/ccsb-bench-XXXXXX";
+    if (!mkdtemp(ws))
+        die("mkdtemp", strerror(errno));
+    chmod(ws, 0755);
+
+    char err[256];
+    if (ccsb_ctx_new(&ctx, err, sizeof err) != 0)
+        die("ccsb_ctx_new", err);
+    ccsb_spec_new(&spec);
+    ccsb_spec_set_backend(spec, CCSB_BACKEND_NATIVE);
+    ccsb_spec_add_bind_mount(spec, ws, NULL, 0);
+    ccsb_spec_set_guest_workdir(spec, ws);
+    ccsb_exec_req_new(&true_req);
+    const char *t[] = {"/bin/true"};
+    ccsb_exec_req_set_argv(true_req, t, 1);
+    bare_build(spec);
+
+    /* warm-up: page cache, the probe, the helper lookup */
+    bare_run(minimal_argv);
+    ph_make(1);
+    bare_run(bare_argv);
+    ph_make(0);
+    ccsb_session_destroy(launch());
+    drain();
+
+    double *bare = calloc((size_t)rounds, sizeof(double));
+    double *minimal = calloc((size_t)rounds, sizeof(double));
+    double *ready = calloc((size_t)rounds, sizeof(double));
+    double *e2e = calloc((size_t)rounds, sizeof(double));
+    for (int i = 0; i < rounds; i++) {
+        minimal[i] = bare_run(minimal_argv);
+        ph_make(1);
+        bare[i] = bare_run(bare_argv);
+        ph_make(0);
+        settle();
+        double t0 = now();
+        ccsb_session *s = launch();
+        ready[i] = now() - t0;
+        ccsb_session_destroy(s);
+        drain();
+        settle();
+        t0 = now();
+        s = launch();
+        run_true(s);
+        ccsb_session_destroy(s);
+        e2e[i] = now() - t0;
+        drain();
+    }
+    double mb = median(bare, rounds), mr = median(ready, rounds), me = median(e2e, rounds);
+    double mm = median(minimal, rounds);
+    int ok = 1;
+    printf("bare bwrap /bin/true, namespaces only (--ro-bind / /): %7.2f ms\n", mm * 1e3);
+    printf("bare bwrap /bin/true, the session's bwrap arguments:   %7.2f ms  (%d placeholders pre-made)\n",
+           mb * 1e3, n_ph);
+    printf("launch to ready:                                       %7.2f ms  ratio %.2fx same-args, %.2fx minimal  (target <= 1.5x)\n",
+           mr * 1e3, mr / mb, mr / mm);
+    printf("launch + /bin/true + stop, end to end:                 %7.2f ms  ratio %.2fx same-args, %.2fx minimal  (target <= 1.5x)\n",
+           me * 1e3, me / mb, me / mm);
+    ok &= mr / mb <= 1.5 && me / mb <= 1.5;
+
+    /* 2. warm exec round trip */
+    int n_exec = rounds * 10;
+    double *warm = calloc((size_t)n_exec, sizeof(double));
+    ccsb_session *s = launch();
+    run_true(s);
+    for (int i = 0; i < n_exec; i++) {
+        double t0 = now();
+        run_true(s);
+        warm[i] = now() - t0;
+    }
+    ccsb_session_destroy(s);
+    drain();
+    double mw = median(warm, n_exec);
+    printf("warm exec /bin/true round trip:                        %7.3f ms  %.1fx faster than a fresh same-args bwrap, %.1fx than minimal  (target >= 5x)\n",
+           mw * 1e3, mb / mw, mm / mw);
+    ok &= mb / mw >= 5;
+
+    /* 3. host RSS per warm idle session, over 50 sessions */
+    enum { NS = 50 };
+    ccsb_session *ss[NS];
+    long before = rss_kib(getpid());
+    long sandbox_side = 0;
+    for (int i = 0; i < NS; i++) {
+        ss[i] = launch();
+        run_true(ss[i]);
+    }
+    drain();
+    long after = rss_kib(getpid());
+    for (int i = 0; i < NS; i++)
+        sandbox_side += tree_rss_kib(sandbox_pid(ss[i]));
+    for (int i = 0; i < NS; i++)
+        ccsb_session_destroy(ss[i]);
+    drain();
+    double per = (double)(after - before) / NS;
+    printf("host RSS per warm idle session (50 sessions):          %7.1f KiB  (target < 1024 KiB)\n", per);
+    printf("  (sandbox side, not host: bwrap + ccsb-init [+ janitor] RSS %.0f KiB per session)\n",
+           (double)sandbox_side / NS);
+    ok &= per < 1024;
+
+    ccsb_exec_req_free(true_req);
+    ccsb_spec_free(spec);
+    ccsb_ctx_free(ctx);
+    rmdir(ws);
+    free(bare);
+    free(minimal);
+    free(ready);
+    free(e2e);
+    free(warm);
+    printf("%s\n", ok ? "all targets met" : "SOME TARGETS MISSED");
+    return ok ? 0 : 1;
+}

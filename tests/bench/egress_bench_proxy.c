@@ -1,0 +1,290 @@
+/*
+ * Proxy throughput and tunnel setup rate against direct loopback, in one
+ * run (ratios, not absolute numbers):
+ *  - a bulk download (default 1 GiB) through an HTTP CONNECT tunnel vs the
+ *    same download straight from the server; target >= 0.8x;
+ *  - new CONNECT tunnels per second (a small request/response each) vs new
+ *    direct connections; target >= 0.5x.
+ * Usage: egress-bench-proxy [bytes] [connections]
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "egress/egress.h"
+#include "spec/spec.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what)
+{
+    fprintf(stderr, "egress-bench-proxy: %s: %s\n", what, strerror(errno));
+    exit(1);
+}
+
+static int listen_any(uint16_t *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t sl = sizeof sin;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sin, sizeof sin) < 0 || listen(fd, 128) < 0 ||
+        getsockname(fd, (struct sockaddr *)&sin, &sl) < 0)
+        die("listen");
+    *port = ntohs(sin.sin_port);
+    return fd;
+}
+
+static int dial(uint16_t port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port),
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof sin) < 0)
+        die("connect");
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+static void send_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            die("send");
+        c += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Reads through the blank line after a head; returns bytes past it already read. */
+static size_t read_head(int fd, char *buf, size_t cap, size_t *extra_off)
+{
+    size_t n = 0;
+    for (;;) {
+        ssize_t r = recv(fd, buf + n, cap - n, 0);
+        if (r <= 0)
+            die("recv head");
+        n += (size_t)r;
+        char *e = memmem(buf, n, "\r\n\r\n", 4);
+        if (e) {
+            *extra_off = (size_t)(e + 4 - buf);
+            return n - *extra_off;
+        }
+        if (n == cap)
+            die("head too long");
+    }
+}
+
+/* The server: one connection at a time; "GET /bulk/N" or "GET /small". */
+static int srv_fd;
+static char *chunk;
+#define CHUNK (1 << 20)
+
+static void *server(void *arg)
+{
+    for (;;) {
+        int c = accept4(srv_fd, NULL, NULL, SOCK_CLOEXEC);
+        if (c < 0) {
+            if (errno == EINTR)
+                continue;
+            return NULL; /* the listener was shut down */
+        }
+        char buf[4096];
+        size_t off;
+        read_head(c, buf, sizeof buf, &off);
+        if (strncmp(buf, "GET /bulk/", 10) == 0) {
+            size_t n = strtoull(buf + 10, NULL, 10);
+            char h[128];
+            int hl = snprintf(h, sizeof h, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n", n);
+            send_all(c, h, (size_t)hl);
+            while (n) {
+                size_t k = n < CHUNK ? n : CHUNK;
+                send_all(c, chunk, k);
+                n -= k;
+            }
+            /* wait for the client to finish and close */
+            while (recv(c, buf, sizeof buf, 0) > 0)
+                ;
+        } else {
+            static const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+            send_all(c, ok, sizeof ok - 1);
+        }
+        close(c);
+    }
+}
+
+static void *loop_main(void *arg)
+{
+    event_base_loop(arg, EVLOOP_NO_EXIT_ON_EMPTY);
+    return NULL;
+}
+
+static void stop_cb(evutil_socket_t fd, short w, void *arg)
+{
+    event_base_loopbreak(arg);
+}
+
+/* Opens a connection to the server, directly or through a CONNECT tunnel. */
+static int open_path(uint16_t srv_port, uint16_t proxy_port, char *buf, size_t cap,
+                     size_t *pending)
+{
+    *pending = 0;
+    if (!proxy_port)
+        return dial(srv_port);
+    int fd = dial(proxy_port);
+    char req[128];
+    int n = snprintf(req, sizeof req, "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", srv_port);
+    send_all(fd, req, (size_t)n);
+    size_t off;
+    size_t extra = read_head(fd, buf, cap, &off);
+    if (strncmp(buf, "HTTP/1.1 200", 12) != 0) {
+        fprintf(stderr, "CONNECT refused: %.*s\n", 40, buf);
+        exit(1);
+    }
+    if (extra) {
+        fprintf(stderr, "unexpected bytes after CONNECT reply\n");
+        exit(1);
+    }
+    return fd;
+}
+
+static double bulk(uint16_t srv_port, uint16_t proxy_port, size_t bytes, char *buf)
+{
+    size_t pending;
+    double t0 = now();
+    int fd = open_path(srv_port, proxy_port, buf, CHUNK, &pending);
+    char req[64];
+    int n = snprintf(req, sizeof req, "GET /bulk/%zu HTTP/1.1\r\n\r\n", bytes);
+    send_all(fd, req, (size_t)n);
+    size_t off;
+    size_t got = read_head(fd, buf, CHUNK, &off);
+    while (got < bytes) {
+        ssize_t r = recv(fd, buf, CHUNK, 0);
+        if (r <= 0)
+            die("recv body");
+        got += (size_t)r;
+    }
+    double dt = now() - t0;
+    close(fd);
+    return (double)bytes / dt;
+}
+
+static double tunnels(uint16_t srv_port, uint16_t proxy_port, int count, char *buf)
+{
+    double t0 = now();
+    for (int i = 0; i < count; i++) {
+        size_t pending;
+        int fd = open_path(srv_port, proxy_port, buf, CHUNK, &pending);
+        static const char req[] = "GET /small HTTP/1.1\r\n\r\n";
+        send_all(fd, req, sizeof req - 1);
+        size_t got = 0;
+        for (;;) {
+            ssize_t r = recv(fd, buf + got, CHUNK - got, 0);
+            if (r < 0)
+                die("recv small");
+            if (r == 0)
+                break;
+            got += (size_t)r;
+        }
+        if (got < 4 || memcmp(buf + got - 2, "ok", 2) != 0) {
+            fprintf(stderr, "bad small response\n");
+            exit(1);
+        }
+        close(fd);
+    }
+    return count / (now() - t0);
+}
+
+int main(int argc, char **argv)
+{
+    size_t bytes = argc > 1 ? strtoull(argv[1], NULL, 10) : (size_t)1 << 30;
+    int conns = argc > 2 ? atoi(argv[2]) : 500;
+    chunk = malloc(CHUNK);
+    char *buf = malloc(CHUNK);
+    if (!chunk || !buf)
+        die("malloc");
+    memset(chunk, 'x', CHUNK);
+
+    uint16_t srv_port;
+    srv_fd = listen_any(&srv_port);
+    pthread_t srv_th;
+    pthread_create(&srv_th, NULL, server, NULL);
+
+    struct event_base *base = event_base_new();
+    struct ccsb_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.network_enabled = 1;
+    strv_push(&spec.egress_allow, "127.0.0.1");
+    struct egress_opts o = {NULL, NULL, NULL, 0, 0, 0};
+    struct egress_pair *pair = NULL;
+    char err[256];
+    if (egress_pair_new_opts(base, &spec, -1, -1, NULL, NULL, &o, &pair, err, sizeof err) != 0) {
+        fprintf(stderr, "pair: %s\n", err);
+        return 1;
+    }
+    int stop[2];
+    if (pipe(stop) < 0)
+        die("pipe");
+    struct event *sev = event_new(base, stop[0], EV_READ, stop_cb, base);
+    event_add(sev, NULL);
+    pthread_t loop_th;
+    pthread_create(&loop_th, NULL, loop_main, base);
+    uint16_t pp = egress_pair_http_port(pair);
+
+    /* Interleaved, best of three each, so background load hits both alike. */
+    double direct_bw = 0, proxy_bw = 0, direct_cps = 0, proxy_cps = 0;
+    for (int rep = 0; rep < 3; rep++) {
+        double d = bulk(srv_port, 0, bytes, buf), p = bulk(srv_port, pp, bytes, buf);
+        if (d > direct_bw)
+            direct_bw = d;
+        if (p > proxy_bw)
+            proxy_bw = p;
+        double dc = tunnels(srv_port, 0, conns, buf), pc = tunnels(srv_port, pp, conns, buf);
+        if (dc > direct_cps)
+            direct_cps = dc;
+        if (pc > proxy_cps)
+            proxy_cps = pc;
+    }
+    printf("bulk %zu bytes: direct %.2f GB/s, through CONNECT %.2f GB/s, ratio %.2f (target >= 0.80: %s)\n",
+           bytes, direct_bw / 1e9, proxy_bw / 1e9, proxy_bw / direct_bw,
+           proxy_bw / direct_bw >= 0.8 ? "met" : "NOT met");
+    printf("new connections (%d, request+response each): direct %.0f/s, CONNECT tunnels %.0f/s, "
+           "ratio %.2f (target >= 0.50: %s)\n",
+           conns, direct_cps, proxy_cps, proxy_cps / direct_cps,
+           proxy_cps / direct_cps >= 0.5 ? "met" : "NOT met");
+
+    if (write(stop[1], "x", 1) != 1)
+        die("write");
+    pthread_join(loop_th, NULL);
+    egress_pair_free(pair);
+    event_free(sev);
+    event_base_free(base);
+    close(stop[0]);
+    close(stop[1]);
+    shutdown(srv_fd, SHUT_RDWR);
+    pthread_join(srv_th, NULL);
+    close(srv_fd);
+    strv_clear(&spec.egress_allow);
+    free(chunk);
+    free(buf);
+    return 0;
+}
