@@ -296,7 +296,7 @@ int main(int argc, char **argv)
     snprintf(work, sizeof work, "/tmp/ccsb-guard-bench-XXXXXX");
     if (!mkdtemp(work))
         return 1;
-    int reps = quick ? 3 : 7;
+    int reps = quick ? 3 : 5;
     struct pair_result c, o, t;
     int rc = 0;
     if (compare(w_create, reps, &c) == 0)
