@@ -923,7 +923,11 @@ static void do_denied(struct op *o)
     char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, o->d->nr);
     char detail[PATH_MAX + 64] = "";
     int nr = o->d->nr;
-    int pathi = nr == __NR_chmod ? 0 : (nr == __NR_fchmodat || nr == __NR_fchmodat2) ? 1 : -1;
+    int pathi = (nr == __NR_fchmodat || nr == __NR_fchmodat2) ? 1 : -1;
+#ifdef __NR_chmod
+    if (nr == __NR_chmod)
+        pathi = 0;
+#endif
     if (pathi >= 0) {
         char p[PATH_MAX];
         if (read_str(o, o->d->args[pathi], p, sizeof p) >= 0)
@@ -989,54 +993,68 @@ void emu_handle(struct emu *em, int listener, uint64_t tag, const struct seccomp
     }
     const struct seccomp_data *d = &n->data;
     switch (d->nr) {
+#ifdef __NR_open
     case __NR_open:
         o.call = "open";
         do_open(&o, AT_FDCWD, 0, arg_int(&o, 1), (mode_t)d->args[2]);
         break;
+#endif
     case __NR_openat:
         o.call = "openat";
         do_open(&o, arg_int(&o, 0), 1, arg_int(&o, 2), (mode_t)d->args[3]);
         break;
+#ifdef __NR_creat
     case __NR_creat:
         o.call = "creat";
         do_open(&o, AT_FDCWD, 0, O_CREAT | O_WRONLY | O_TRUNC, (mode_t)d->args[1]);
         break;
+#endif
+#ifdef __NR_mknod
     case __NR_mknod:
         o.call = "mknod";
         do_mknod(&o, AT_FDCWD, 0, (mode_t)d->args[1], (dev_t)(uint32_t)d->args[2]);
         break;
+#endif
     case __NR_mknodat:
         o.call = "mknodat";
         do_mknod(&o, arg_int(&o, 0), 1, (mode_t)d->args[2], (dev_t)(uint32_t)d->args[3]);
         break;
+#ifdef __NR_mkdir
     case __NR_mkdir:
         o.call = "mkdir";
         do_mkdir(&o, AT_FDCWD, 0, (mode_t)d->args[1]);
         break;
+#endif
     case __NR_mkdirat:
         o.call = "mkdirat";
         do_mkdir(&o, arg_int(&o, 0), 1, (mode_t)d->args[2]);
         break;
+#ifdef __NR_symlink
     case __NR_symlink:
         o.call = "symlink";
         do_symlink(&o, 0, AT_FDCWD, 1);
         break;
+#endif
     case __NR_symlinkat:
         o.call = "symlinkat";
         do_symlink(&o, 0, arg_int(&o, 1), 2);
         break;
+#ifdef __NR_link
     case __NR_link:
         o.call = "link";
         do_link(&o, AT_FDCWD, 0, AT_FDCWD, 1, 0);
         break;
+#endif
     case __NR_linkat:
         o.call = "linkat";
         do_link(&o, arg_int(&o, 0), 1, arg_int(&o, 2), 3, arg_int(&o, 4));
         break;
+#ifdef __NR_rename
     case __NR_rename:
         o.call = "rename";
         do_rename(&o, AT_FDCWD, 0, AT_FDCWD, 1, 0);
         break;
+#endif
     case __NR_renameat:
         o.call = "renameat";
         do_rename(&o, arg_int(&o, 0), 1, arg_int(&o, 2), 3, 0);

@@ -33,6 +33,7 @@ struct emu_pending {
 /* Shared with other threads: updated with atomics before each answer. */
 struct emu_counters {
     uint64_t notifications, emulated, denied, errors, listeners;
+    uint64_t busy_ns; /* time spent answering */
 };
 #define EMU_COUNT(em, f) __atomic_fetch_add(&(em)->cnt->f, 1, __ATOMIC_RELAXED)
 

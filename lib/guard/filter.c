@@ -138,7 +138,9 @@ static void static_rules(struct rule_ctx *rc, const struct guard_filter_cfg *cfg
                   SECCOMP_FILTER_FLAG_NEW_LISTENER));
 
     /* A root host would find a set-ID binary in the workdir after the run. */
+#ifdef __NR_chmod
     deny_setid_mode(rc, rep, __NR_chmod, 1);
+#endif
     deny_setid_mode(rc, rep, __NR_fchmod, 1);
     deny_setid_mode(rc, rep, __NR_fchmodat, 2);
     deny_setid_mode(rc, rep, __NR_fchmodat2, 2);
@@ -157,24 +159,40 @@ static void static_rules(struct rule_ctx *rc, const struct guard_filter_cfg *cfg
 static void notify_rules(struct rule_ctx *rc, const struct guard_filter_cfg *cfg)
 {
     const uint32_t n = SCMP_ACT_NOTIFY;
+#ifdef __NR_open
     RULE1(rc, n, __NR_open, SCMP_A1(SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT));
+#endif
+#ifdef __NR_open
     RULE1(rc, n, __NR_open, SCMP_A1(SCMP_CMP_MASKED_EQ, __O_TMPFILE, __O_TMPFILE));
+#endif
     RULE1(rc, n, __NR_openat, SCMP_A2(SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT));
     RULE1(rc, n, __NR_openat, SCMP_A2(SCMP_CMP_MASKED_EQ, __O_TMPFILE, __O_TMPFILE));
+#ifdef __NR_creat
     RULE0(rc, n, __NR_creat);
+#endif
+#ifdef __NR_mknod
     RULE0(rc, n, __NR_mknod);
+#endif
     RULE0(rc, n, __NR_mknodat);
+#ifdef __NR_link
     RULE0(rc, n, __NR_link);
+#endif
     RULE0(rc, n, __NR_linkat);
+#ifdef __NR_symlink
     RULE0(rc, n, __NR_symlink);
+#endif
     RULE0(rc, n, __NR_symlinkat);
+#ifdef __NR_rename
     RULE0(rc, n, __NR_rename);
+#endif
     RULE0(rc, n, __NR_renameat);
     RULE0(rc, n, __NR_renameat2);
     /* Any socket can be bound to a path (even one from socketpair). */
     RULE0(rc, n, __NR_bind);
     if (cfg->trap_mkdir) {
+#ifdef __NR_mkdir
         RULE0(rc, n, __NR_mkdir);
+#endif
         RULE0(rc, n, __NR_mkdirat);
     }
 }

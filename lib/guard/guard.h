@@ -107,6 +107,7 @@ struct guard_stats {
     uint64_t denied;        /* refused by policy */
     uint64_t errors;        /* refused because of an internal error */
     uint64_t listeners;     /* currently watched */
+    uint64_t busy_ns;       /* supervisor time spent answering, in total */
 };
 void guard_supervisor_stats(struct guard_supervisor *g, struct guard_stats *out);
 

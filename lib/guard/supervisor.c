@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ccsandbox/ccsandbox.h"
@@ -258,8 +259,16 @@ static void *supervise(void *arg)
             short re = ts.pfd[i + 1].revents;
             if (re & POLLIN) {
                 int r = unotify_recv(ts.ls[i].fd, ts.notif, ts.notif_size);
-                if (r == 0)
+                if (r == 0) {
+                    struct timespec a, b;
+                    clock_gettime(CLOCK_MONOTONIC, &a);
                     emu_handle(&ts.em, ts.ls[i].fd, ts.ls[i].tag, ts.notif);
+                    clock_gettime(CLOCK_MONOTONIC, &b);
+                    __atomic_fetch_add(&g->cnt.busy_ns,
+                                       (uint64_t)((b.tv_sec - a.tv_sec) * 1000000000LL +
+                                                  (b.tv_nsec - a.tv_nsec)),
+                                       __ATOMIC_RELAXED);
+                }
                 else if (r != -ENOENT)
                     drop_listener(&ts, i);
             } else if (re & (POLLHUP | POLLERR | POLLNVAL)) {
@@ -420,4 +429,5 @@ void guard_supervisor_stats(struct guard_supervisor *g, struct guard_stats *out)
     out->denied = __atomic_load_n(&g->cnt.denied, __ATOMIC_RELAXED);
     out->errors = __atomic_load_n(&g->cnt.errors, __ATOMIC_RELAXED);
     out->listeners = __atomic_load_n(&g->cnt.listeners, __ATOMIC_RELAXED);
+    out->busy_ns = __atomic_load_n(&g->cnt.busy_ns, __ATOMIC_RELAXED);
 }

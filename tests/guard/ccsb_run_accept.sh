@@ -32,7 +32,8 @@ work=$(mktemp -d /tmp/ccsb-guard-ws-XXXXXX)
 trap 'rm -rf "$work"' EXIT INT TERM
 cd "$work"
 fail() { echo "FAIL: $*"; exit 1; }
-run() { "$ccsb" run --deny-write-glob .env --deny-write-glob '*.key' --deny-write-glob '*.pem' "$@"; }
+# No glob flags: `ccsb run` applies the dispatch default (.env, *.key, *.pem).
+run() { "$ccsb" run "$@"; }
 
 if run --events ev1.json -- sh -c 'echo x > .env' 2>/dev/null; then fail ".env was written"; fi
 [ ! -e .env ] || fail ".env exists on the host"
@@ -50,4 +51,7 @@ grep '"violation"' ev2.json | grep '"file-rename"' | grep -q 'a\.pem' ||
 out=$(run -- sh -c 'umask 022; touch n; stat -c %a n')
 [ "$out" = 644 ] || fail "umask 022 gave mode '$out', want 644"
 [ "$(stat -c %u n)" = "$(id -u)" ] || fail "n is not owned by $(id -u)"
+# Told otherwise, the default goes away.
+"$ccsb" run --no-default-globs -- sh -c 'echo x > .env' || fail "--no-default-globs still denies"
+[ -e .env ] || fail ".env missing with --no-default-globs"
 echo "ok: acceptance as uid $(id -u)"

@@ -22,7 +22,9 @@ void run_opts_usage(void)
           "  --no-network             refuse every outbound connection\n"
           "  --protect PATH           never writable (repeatable)\n"
           "  --deny-read PATH         never readable (repeatable)\n"
-          "  --deny-write-glob GLOB   refuse creating names matching GLOB (repeatable)\n"
+          "  --deny-write-glob GLOB   refuse creating names matching GLOB (repeatable); without\n"
+          "                           --spec the dispatch default .env, *.key, *.pem applies\n"
+          "  --no-default-globs       drop the dispatch default deny-write globs\n"
           "  --runner-state DIR       writable in every mode (repeatable)\n"
           "  --timeout SECONDS        kill the command after SECONDS (exit 124)\n"
           "  --env NAME=VALUE         set a variable for the command (repeatable)\n"
@@ -183,12 +185,15 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
 {
     memset(o, 0, sizeof *o);
     const char *spec_path = NULL;
+    int default_globs = 1;
     /* Pass 1: the spec file is the base every other option edits. */
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0)
             break;
         if (strcmp(argv[i], "--spec") == 0 && i + 1 < argc)
             spec_path = argv[i + 1];
+        if (strcmp(argv[i], "--no-default-globs") == 0)
+            default_globs = 0;
         if (takes_value(argv[i]))
             i++;
     }
@@ -214,6 +219,11 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
             return fail("cannot bind the current directory: %s", ccsb_strerror(r));
         /* The CLI never falls back to running unsandboxed on its own. */
         ccsb_spec_set_backend(o->spec, CCSB_BACKEND_NATIVE);
+        /* The dispatch default (docs/guard.md): secrets are never created. */
+        static const char *const dispatch_globs[] = {".env", "*.key", "*.pem", NULL};
+        for (size_t g = 0; default_globs && dispatch_globs[g]; g++)
+            if (ccsb_spec_add_deny_write_glob(o->spec, dispatch_globs[g]) < 0)
+                return fail("%s", "out of memory");
     }
 
     int i;
@@ -229,6 +239,8 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
             ccsb_spec_set_network_enabled(o->spec, 0);
             continue;
         }
+        if (strcmp(a, "--no-default-globs") == 0)
+            continue; /* handled in pass 1 */
         if (!takes_value(a))
             return fail("unknown option %s", a);
         if (i + 1 >= argc)
