@@ -178,7 +178,7 @@ static int take_incoming(struct guard_supervisor *g, struct thread_state *ts, in
         else
             ts->cap = cap;
     }
-    if (rc == 0) {
+    if (rc == 0 && g->n_incoming) { /* memcpy from NULL, even of 0 bytes, is UB */
         memcpy(ts->ls + ts->n, g->incoming, g->n_incoming * sizeof *ts->ls);
         ts->n += g->n_incoming;
     } else {

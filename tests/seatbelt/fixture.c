@@ -77,7 +77,7 @@ char *fake_resolve(const char *path, void *userdata)
     for (int iter = 0; iter < 40; iter++) {
         int replaced = 0;
         /* the shortest symlinked prefix first, like a path walk */
-        for (size_t cut = 1; cur[cut - 1] != '\0' && !replaced; cut++) {
+        for (size_t cut = 1; !replaced && cur[cut - 1] != '\0'; cut++) { /* cur may be new */
             if (cur[cut] != '/' && cur[cut] != '\0')
                 continue;
             for (size_t i = 0; i < fs->link_from.n; i++) {
