@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -465,6 +466,12 @@ int init_main(int argc, char **argv)
      * would hand its keys to every sandbox process. */
     if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
         fatal(&sv, "keyctl(KEYCTL_JOIN_SESSION_KEYRING)", errno);
+
+    /* No core dumps: the kernel writes them itself, past the seccomp
+     * guard's create-time rules, into a writable working directory. */
+    struct rlimit no_core = {0, 0};
+    if (setrlimit(RLIMIT_CORE, &no_core) < 0)
+        fatal(&sv, "setrlimit(RLIMIT_CORE)", errno);
 
     say_ready(&sv);
 

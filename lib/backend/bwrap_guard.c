@@ -19,12 +19,13 @@
 
 #define GUARD_REPLY_TIMEOUT_MS 5000
 
-int bwrap_guard_prepare(struct bwrap_session *bs, const struct ccsb_policy *p, int *have_guard,
+int bwrap_guard_prepare(struct ccsb_ctx *ctx, struct bwrap_session *bs, const struct ccsb_policy *p, int *have_guard,
                         char *err, size_t errlen)
 {
     *have_guard = 0;
     char why[256];
-    int supported = guard_supported(why, sizeof why);
+    /* The kernel's answer cannot change while we run: once per context. */
+    int supported = ctx_cached_check(ctx, CTX_CHECK_GUARD, guard_supported, why, sizeof why);
     if (!supported && p->deny_write_globs.n)
         return errf(err, errlen, CCSB_E_POLICY,
                     "denyWriteGlobs (%s%s) cannot be enforced on this host: %s",
@@ -120,7 +121,7 @@ void bwrap_guard_release(struct bwrap_session *bs)
 
 #else /* no libseccomp in this build */
 
-int bwrap_guard_prepare(struct bwrap_session *bs, const struct ccsb_policy *p, int *have_guard,
+int bwrap_guard_prepare(struct ccsb_ctx *ctx, struct bwrap_session *bs, const struct ccsb_policy *p, int *have_guard,
                         char *err, size_t errlen)
 {
     *have_guard = 0;

@@ -476,7 +476,7 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
         return errf(err, errlen, r, "out of memory");
 
     int have_guard = 0;
-    r = bwrap_guard_prepare(bs, p, &have_guard, err, errlen);
+    r = bwrap_guard_prepare(s->ctx, bs, p, &have_guard, err, errlen);
     if (r < 0) {
         bwrap_cgroup_remove(&bs->cg);
         return r;

@@ -486,6 +486,24 @@ void ctx_remove_session(struct ccsb_ctx *ctx, struct ccsb_session *s)
     }
 }
 
+int ctx_cached_check(struct ccsb_ctx *ctx, int slot, int (*fn)(char *why, size_t len),
+                     char *why, size_t len)
+{
+    if (slot < 0 || slot >= CTX_CHECK_SLOTS)
+        return fn(why, len);
+    pthread_mutex_lock(&ctx->probe_mu);
+    if (!ctx->checks_done[slot]) {
+        ctx->checks_why[slot][0] = 0;
+        ctx->checks_result[slot] = fn(ctx->checks_why[slot], sizeof ctx->checks_why[slot]);
+        ctx->checks_done[slot] = 1;
+    }
+    int r = ctx->checks_result[slot];
+    if (why && len)
+        snprintf(why, len, "%s", ctx->checks_why[slot]);
+    pthread_mutex_unlock(&ctx->probe_mu);
+    return r;
+}
+
 const struct ccsb_probe_result *ctx_probe(struct ccsb_ctx *ctx)
 {
     pthread_mutex_lock(&ctx->probe_mu);

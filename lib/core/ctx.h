@@ -56,6 +56,16 @@ int ctx_output_blocked(struct ccsb_ctx *ctx);
 void ctx_add_session(struct ccsb_ctx *ctx, struct ccsb_session *s);
 void ctx_remove_session(struct ccsb_ctx *ctx, struct ccsb_session *s);
 
+/*
+ * A host capability check that is costly (forks a child) and cannot change
+ * while the process lives: run fn once per context and slot, then answer
+ * from the cache. Returns fn's result; why gets its text. Any thread.
+ */
+#define CTX_CHECK_SLOTS 4
+#define CTX_CHECK_GUARD 0
+int ctx_cached_check(struct ccsb_ctx *ctx, int slot, int (*fn)(char *why, size_t len),
+                     char *why, size_t len);
+
 /* The cached probe (computed on first use). */
 const struct ccsb_probe_result *ctx_probe(struct ccsb_ctx *ctx);
 

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 
 #include "ccsandbox/ccsandbox.h"
+#include "core/ctx.h"
 
 struct event;
 struct event_base;
@@ -57,6 +58,10 @@ struct ccsb_ctx {
 
     pthread_mutex_t probe_mu;
     struct ccsb_probe_result *probe;
+    /* ctx_cached_check: host facts that cost a fork to learn (probe_mu) */
+    int checks_done[CTX_CHECK_SLOTS];
+    int checks_result[CTX_CHECK_SLOTS];
+    char checks_why[CTX_CHECK_SLOTS][256];
 
     struct ccsb_session *sessions; /* loop thread */
     /* destroyed from inside a callback, freed once it returned (loop thread) */
