@@ -256,6 +256,9 @@ START_TEST(environment)
     char want[4200];
     snprintf(want, sizeof want, "/tmp|bubblewrap|/tmp|unset\n%s\n", ws);
     ck_assert_str_eq(x->out, want);
+    /* No core dumps, and no way to turn them back on. */
+    x = h_run(&h, "ulimit -c; ulimit -c unlimited 2>/dev/null; ulimit -c");
+    ck_assert_str_eq(x->out, "0\n0\n");
 }
 END_TEST
 
