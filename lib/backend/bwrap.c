@@ -405,6 +405,14 @@ static void on_stderr_line(const char *line, size_t len, void *ud)
     struct violation_guess g;
     if (!violation_parse_line(line, len, &g))
         return;
+    /* The guard's exact report of the same denial wins over this reading
+     * of the command's stderr: deliver it first, then drop the echo. */
+    struct exec *x = session_find_exec(t->s, t->exec_id);
+    struct bwrap_session *bs = bs_of(t->s);
+    if (bs && bs->guard)
+        bwrap_guard_flush(bs);
+    if (x && x->bdata && bwrap_guard_reported(x->bdata, g.target))
+        return;
     char raw[sizeof ((struct violation_lines *)0)->buf + 1];
     memcpy(raw, line, len);
     raw[len] = '\0';

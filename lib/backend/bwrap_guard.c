@@ -80,7 +80,32 @@ int bwrap_guard_send(struct bwrap_session *bs, char *err, size_t errlen)
 static void on_violation(void *ud, uint64_t tag, const char *action, const char *target,
                          const char *raw)
 {
-    session_violation(ud, tag, action, target, raw);
+    struct ccsb_session *s = ud;
+    struct exec *x = tag ? session_find_exec(s, tag) : NULL;
+    struct bwrap_exec *be = x ? x->bdata : NULL;
+    if (be && target && *target) {
+        const char *base = strrchr(target, '/');
+        snprintf(be->guard_recent[be->guard_next++ % BWRAP_GUARD_RECENT],
+                 sizeof be->guard_recent[0], "%s", base ? base + 1 : target);
+    }
+    session_violation(s, tag, action, target, raw);
+}
+
+void bwrap_guard_flush(struct bwrap_session *bs)
+{
+    guard_supervisor_flush_reports(bs->guard);
+}
+
+int bwrap_guard_reported(const struct bwrap_exec *be, const char *target)
+{
+    const char *base = strrchr(target, '/');
+    base = base ? base + 1 : target;
+    if (!*base)
+        return 0;
+    for (size_t i = 0; i < BWRAP_GUARD_RECENT; i++)
+        if (strncmp(be->guard_recent[i], base, sizeof be->guard_recent[0] - 1) == 0)
+            return 1;
+    return 0;
 }
 
 int bwrap_guard_attach(struct ccsb_session *s, struct bwrap_session *bs)
@@ -126,6 +151,15 @@ int bwrap_guard_prepare(struct ccsb_ctx *ctx, struct bwrap_session *bs, const st
 {
     *have_guard = 0;
     return 0; /* bwrap_plan_build refuses globs it cannot enforce */
+}
+
+void bwrap_guard_flush(struct bwrap_session *bs)
+{
+}
+
+int bwrap_guard_reported(const struct bwrap_exec *be, const char *target)
+{
+    return 0;
 }
 
 int bwrap_guard_send(struct bwrap_session *bs, char *err, size_t errlen)

@@ -29,5 +29,11 @@ int bwrap_guard_attach(struct ccsb_session *s, struct bwrap_session *bs);
 void bwrap_guard_listener(struct bwrap_session *bs, uint64_t exec_id, int fd);
 /* Stops the supervisor and frees everything (safe to call twice). */
 void bwrap_guard_release(struct bwrap_session *bs);
+/* Loop thread: deliver the guard's queued reports now (before reading a
+ * command's stderr line about the same denial). */
+void bwrap_guard_flush(struct bwrap_session *bs);
+/* 1 when the guard already reported target's final name for this exec. */
+struct bwrap_exec;
+int bwrap_guard_reported(const struct bwrap_exec *be, const char *target);
 
 #endif

@@ -61,8 +61,15 @@ struct bwrap_session {
 };
 
 /* Per exec: the stderr line assembler for violations (flat: core frees it). */
+#define BWRAP_GUARD_RECENT 8
+
 struct bwrap_exec {
     struct violation_lines lines;
+    /* Final names the guard reported for this exec lately: the command's
+     * own "Permission denied" line about one of them is the same denial,
+     * not a second violation. */
+    char guard_recent[BWRAP_GUARD_RECENT][64]; /* inline: freed with the exec */
+    unsigned guard_next;
 };
 
 /* ---- bwrap_launch.c ---- */

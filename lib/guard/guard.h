@@ -100,6 +100,10 @@ int guard_supervisor_add_listener(struct guard_supervisor *g, int listener_fd, u
 /* Stops the thread and closes every listener: trapped calls still waiting
  * fail (ENOSYS); nothing is let through. Queued reports are dropped. */
 void guard_supervisor_free(struct guard_supervisor *g);
+/* Delivers, now, every report queued so far (loop thread). A report is
+ * queued before the trapped call is answered, so after this every denial
+ * the sandbox has already seen has been reported. */
+void guard_supervisor_flush_reports(struct guard_supervisor *g);
 
 struct guard_stats {
     uint64_t notifications; /* received */

@@ -143,6 +143,12 @@ static void on_reports(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+void guard_supervisor_flush_reports(struct guard_supervisor *g)
+{
+    if (g)
+        on_reports(g->pipe_r, EV_READ, g);
+}
+
 static void publish_listeners(struct guard_supervisor *g, size_t n)
 {
     __atomic_store_n(&g->cnt.listeners, (uint64_t)n, __ATOMIC_RELAXED);

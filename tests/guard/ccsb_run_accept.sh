@@ -39,6 +39,9 @@ if run --events ev1.json -- sh -c 'echo x > .env' 2>/dev/null; then fail ".env w
 [ ! -e .env ] || fail ".env exists on the host"
 grep '"violation"' ev1.json | grep '"file-write-create"' | grep -q '\.env' ||
     fail "no file-write-create violation naming .env"
+# One denial, one event: the shell's "Permission denied" line is not a second.
+n=$(grep -c '"violation"' ev1.json)
+[ "$n" -eq 1 ] || fail "$n violation events for one denial"
 
 if run --events ev2.json -- sh -c 'echo x > ok.txt && mv ok.txt a.pem' 2>/dev/null; then
     fail "mv ok.txt a.pem succeeded"
