@@ -504,6 +504,14 @@ int ctx_cached_check(struct ccsb_ctx *ctx, int slot, int (*fn)(char *why, size_t
     return r;
 }
 
+const struct ccsb_probe_result *ctx_probe_cached(struct ccsb_ctx *ctx)
+{
+    pthread_mutex_lock(&ctx->probe_mu);
+    const struct ccsb_probe_result *pr = ctx->probe;
+    pthread_mutex_unlock(&ctx->probe_mu);
+    return pr;
+}
+
 const struct ccsb_probe_result *ctx_probe(struct ccsb_ctx *ctx)
 {
     pthread_mutex_lock(&ctx->probe_mu);

@@ -68,5 +68,7 @@ int ctx_cached_check(struct ccsb_ctx *ctx, int slot, int (*fn)(char *why, size_t
 
 /* The cached probe (computed on first use). */
 const struct ccsb_probe_result *ctx_probe(struct ccsb_ctx *ctx);
+/* The probe if it already ran, else NULL (never runs it). */
+const struct ccsb_probe_result *ctx_probe_cached(struct ccsb_ctx *ctx);
 
 #endif

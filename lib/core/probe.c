@@ -26,10 +26,6 @@
 extern char **environ;
 
 #define BWRAP_NOTE "bubblewrap \xe2\x80\x94 namespace isolation, no kernel boundary"
-#define BWRAP_INSTALL_HINT                                                              \
-    "install bubblewrap: `apt-get install bubblewrap` (Debian/Ubuntu), "                \
-    "`dnf install bubblewrap` (Fedora), `pacman -S bubblewrap` (Arch), "                \
-    "`apk add bubblewrap` (Alpine)"
 
 char *probe_find_on_path(const char *name)
 {
@@ -238,7 +234,7 @@ struct ccsb_probe_result *probe_run(void)
     if (!pr->bwrap_path) {
         pr->requires_install = 1;
         pr->note = strdup("bubblewrap is not installed");
-        pr->hint = strdup(BWRAP_INSTALL_HINT);
+        pr->hint = strdup(PROBE_BWRAP_INSTALL_HINT);
         pr->missing_packages = strdup("bubblewrap");
     } else {
         char *why = NULL;

@@ -2,6 +2,11 @@
 #ifndef CCSB_CORE_PROBE_H
 #define CCSB_CORE_PROBE_H
 
+#define PROBE_BWRAP_INSTALL_HINT                                                        \
+    "install bubblewrap: `apt-get install bubblewrap` (Debian/Ubuntu), "                \
+    "`dnf install bubblewrap` (Fedora), `pacman -S bubblewrap` (Arch), "                \
+    "`apk add bubblewrap` (Alpine)"
+
 struct ccsb_probe_result {
     const char *platform;   /* static: linux, wsl2, macos, other */
     const char *mechanism;  /* static: bubblewrap, seatbelt, none */

@@ -175,6 +175,25 @@ static int resolve_backend(struct ccsb_ctx *ctx, int requested, int *backend,
     default:
         break;
     }
+#ifdef __linux__
+    /*
+     * An explicit ask for native needs no functional probe (a whole extra
+     * bwrap start): the launch tries the same namespaces and explains a
+     * refusal the same way (probe_diagnose_userns). Only a missing bwrap is
+     * told here, with the install hint.
+     */
+    if (requested == CCSB_BACKEND_NATIVE && native_ops() && !ctx_probe_cached(ctx)) {
+        char *bwrap = probe_find_on_path("bwrap");
+        if (!bwrap)
+            return ctx_err(ctx, CCSB_E_UNAVAILABLE,
+                           "backend native: bubblewrap is not installed: %s",
+                           PROBE_BWRAP_INSTALL_HINT);
+        free(bwrap);
+        *backend = CCSB_BACKEND_NATIVE;
+        *ops = native_ops();
+        return 0;
+    }
+#endif
     /* Only the native backend needs to know what the host offers. */
     const struct ccsb_probe_result *pr = ctx_probe(ctx);
     if (!pr)
