@@ -75,6 +75,17 @@ out=$("$CCSB" run --backend none --env FOO=bar -- sh -c 'echo $FOO')
 "$CCSB" spec default > default.json && "$CCSB" spec validate default.json >/dev/null \
   && ok "spec default validates" || bad "spec default validates"
 
+# The probe is functional, and says what to install when bwrap is missing.
+out=$(PATH=/nonexistent "$CCSB" probe --json)
+rc=$?
+[ $rc -eq 1 ] && echo "$out" | grep -q '"requiresInstall":true' \
+  && echo "$out" | grep -q '"missingPackages":"bubblewrap"' \
+  && ok "probe without bwrap: requiresInstall names the package" || bad "probe without bwrap ($rc: $out)"
+msg=$(PATH=/nonexistent "$CCSB" run -- true 2>&1)
+rc=$?
+[ $rc -eq 125 ] && echo "$msg" | grep -q "bubblewrap is not installed" \
+  && ok "native without bwrap: 125 with the install hint" || bad "native without bwrap ($rc: $msg)"
+
 # Unknown options fail cleanly.
 "$CCSB" run --frobnicate -- true 2>/dev/null
 [ $? -eq 125 ] && ok "unknown option 125" || bad "unknown option"
