@@ -27,6 +27,7 @@
 #include <jansson.h>
 
 #include "backend/backend.h"
+#include "backend/pgroups.h"
 #include "backend/none_tmp.h"
 #include "ccsandbox/ccsandbox.h"
 #include "core/ctx.h"
@@ -50,57 +51,12 @@ struct none_exec {
     pid_t pgid;
 };
 
-/*
- * Every process group the session started that may still have members, so
- * that stop also reaches the background processes of execs that already
- * ended. A group is forgotten as soon as it is seen empty: its number is
- * then free for the system to reuse (pids wrap, pid_max is often 32768),
- * and signalling it later could stop or kill an unrelated process group.
- * The group of an exec whose main process is reaped is checked right away;
- * groups that outlived their exec are checked whenever an exec starts.
- */
+/* Every process group the session started (backend/pgroups.h). The group
+ * of an exec whose main process is reaped is checked right away; groups
+ * that outlived their exec are checked whenever an exec starts. */
 struct none_session {
-    pid_t *pgids;
-    size_t n, cap;
+    struct pgroups groups;
 };
-
-static void forget_empty_groups(struct none_session *ns)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < ns->n; i++) {
-        pid_t pg = ns->pgids[i];
-        if (pg <= 0 || (kill(-pg, 0) < 0 && errno == ESRCH))
-            continue;
-        ns->pgids[n++] = pg;
-    }
-    ns->n = n;
-}
-
-static void forget_group_if_empty(struct ccsb_session *s, pid_t pg)
-{
-    struct none_session *ns = s->bdata;
-    if (!ns || pg <= 0 || kill(-pg, 0) == 0 || errno != ESRCH)
-        return;
-    for (size_t i = 0; i < ns->n; i++)
-        if (ns->pgids[i] == pg)
-            ns->pgids[i] = 0;
-}
-
-static int remember_pgid(struct ccsb_session *s, pid_t pg)
-{
-    struct none_session *ns = s->bdata;
-    forget_empty_groups(ns);
-    if (ns->n == ns->cap) {
-        size_t cap = ns->cap ? ns->cap * 2 : 16;
-        pid_t *v = realloc(ns->pgids, cap * sizeof *v);
-        if (!v)
-            return -1;
-        ns->pgids = v;
-        ns->cap = cap;
-    }
-    ns->pgids[ns->n++] = pg;
-    return 0;
-}
 
 static int none_launch(struct ccsb_session *s, char *err, size_t errlen)
 {
@@ -305,7 +261,8 @@ static int none_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_e
     }
     path = resolve_cmd(req->argv.v[0], &env);
     struct none_exec *ne = calloc(1, sizeof *ne);
-    if (!ne || remember_pgid(s, 0) < 0) {
+    long slot = ne ? pgroups_reserve(&((struct none_session *)s->bdata)->groups) : -1;
+    if (slot < 0) {
         free(ne);
         snprintf(err, errlen, "out of memory");
         goto out;
@@ -357,10 +314,7 @@ static int none_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_e
         setpgid(pid, pid);
     x->pid = pid;
     ne->pgid = pid;
-    {
-        struct none_session *ns = s->bdata;
-        ns->pgids[ns->n - 1] = pid; /* the slot was reserved before fork */
-    }
+    pgroups_set(&((struct none_session *)s->bdata)->groups, slot, pid);
     ne->pidfd = fd_above_stdio((int)syscall(SYS_pidfd_open, pid, 0));
     ne->watch_fd = ne->pidfd;
     if (ne->pidfd < 0 && errno == ENOSYS)
@@ -445,7 +399,7 @@ static void reap(struct exec *x)
         while ((r = waitid(P_PID, (id_t)x->pid, &si, WEXITED)) < 0 && errno == EINTR)
             ;
     release_watch(x);
-    forget_group_if_empty(x->s, ne->pgid);
+    pgroups_forget_if_empty(&((struct none_session *)x->s->bdata)->groups, ne->pgid);
     if (r < 0)
         status_lost(x);
     else if (si.si_code == CLD_EXITED)
@@ -489,9 +443,8 @@ static int none_resize(struct ccsb_session *s, struct exec *x, unsigned rows, un
 static int signal_all(struct ccsb_session *s, int sig)
 {
     struct none_session *ns = s->bdata;
-    for (size_t i = 0; ns && i < ns->n; i++)
-        if (ns->pgids[i] > 0 && kill(-ns->pgids[i], sig) < 0 && errno == ESRCH)
-            ns->pgids[i] = 0; /* the group is gone: never signal a reused id */
+    if (ns)
+        pgroups_signal(&ns->groups, sig);
     for (struct exec *x = s->execs; x; x = x->next)
         signal_main(x, sig);
     return 0;
@@ -529,7 +482,7 @@ static void none_destroy(struct ccsb_session *s)
 {
     struct none_session *ns = s->bdata;
     if (ns) {
-        free(ns->pgids);
+        pgroups_clear(&ns->groups);
         free(ns);
         s->bdata = NULL;
     }

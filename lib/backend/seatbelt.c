@@ -48,6 +48,7 @@
 #include <jansson.h>
 
 #include "backend/backend.h"
+#include "backend/pgroups.h"
 #include "backend/seatbelt_log.h"
 #include "backend/seatbelt_profile.h"
 #include "ccsandbox/ccsandbox.h"
@@ -81,8 +82,7 @@ struct sb_session {
     int tap_fd;
     struct event *tap_ev;
     char tap_state[200];
-    pid_t *pgids; /* every group started, so stop reaches leftovers too */
-    size_t n, cap;
+    struct pgroups groups; /* every group started, so stop reaches leftovers too */
     size_t profile_bytes;
 };
 
@@ -431,7 +431,7 @@ static void sb_free(struct sb_session *sb)
     seatbelt_log_free(sb->tap);
     free(sb->http_url);
     free(sb->socks_url);
-    free(sb->pgids);
+    pgroups_clear(&sb->groups);
     free(sb);
 }
 
@@ -532,20 +532,6 @@ static int seatbelt_attach(struct ccsb_session *s, char *aerr, size_t aerrlen)
 
 /* ---- exec ------------------------------------------------------------ */
 
-static int remember_pgid(struct sb_session *sb, pid_t pg)
-{
-    if (sb->n == sb->cap) {
-        size_t cap = sb->cap ? sb->cap * 2 : 16;
-        pid_t *v = realloc(sb->pgids, cap * sizeof *v);
-        if (!v)
-            return -1;
-        sb->pgids = v;
-        sb->cap = cap;
-    }
-    sb->pgids[sb->n++] = pg;
-    return 0;
-}
-
 static int forced_env(struct ccsb_session *s, struct strv *f)
 {
     struct sb_session *sb = sb_of(s);
@@ -593,6 +579,9 @@ static void reap(struct exec *x)
     while ((r = waitpid(x->pid, &st, 0)) < 0 && errno == EINTR)
         ;
     release_watch(x);
+    struct sb_exec *se = x->bdata;
+    if (se)
+        pgroups_forget_if_empty(&sb_of(x->s)->groups, se->pgid);
     if (r < 0)
         exec_exited(x, 255, 0); /* the host's own SIGCHLD handling took it */
     else if (WIFEXITED(st))
@@ -634,6 +623,7 @@ static int watch_exit(struct ccsb_session *s, struct exec *x, struct sb_exec *se
 static int seatbelt_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_exec_req *req,
                          int cin, int cout, int cerr, char *err, size_t errlen)
 {
+    long slot = -1;
     struct sb_session *sb = sb_of(s);
     struct strv forced = STRV_INIT, env = STRV_INIT, argv = STRV_INIT;
     char *profile = NULL;
@@ -653,7 +643,7 @@ static int seatbelt_exec(struct ccsb_session *s, struct exec *x, const struct cc
         backend_build_env(s, req, environ, (const char *const *)forced.v, &env) < 0 ||
         strv_push(&argv, "sandbox-exec") < 0 || strv_push(&argv, "-p") < 0 ||
         strv_push(&argv, profile) < 0 || strv_push(&argv, "--") < 0 ||
-        remember_pgid(sb, 0) < 0) {
+        (slot = pgroups_reserve(&sb->groups)) < 0) {
         r = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
         goto out;
     }
@@ -693,7 +683,7 @@ static int seatbelt_exec(struct ccsb_session *s, struct exec *x, const struct cc
         setpgid(pid, pid); /* both sides, so a kill right now already works */
     x->pid = pid;
     se->pgid = pid;
-    sb->pgids[sb->n - 1] = pid; /* the slot was reserved before fork */
+    pgroups_set(&sb->groups, slot, pid); /* the slot was reserved before fork */
     x->bdata = se;
     if (watch_exit(s, x, se) < 0) {
         r = errf(err, errlen, CCSB_E_IO, "cannot watch the command: %s", strerror(errno));
@@ -734,9 +724,8 @@ static int seatbelt_resize(struct ccsb_session *s, struct exec *x, unsigned rows
 static int signal_all(struct ccsb_session *s, int sig)
 {
     struct sb_session *sb = sb_of(s);
-    for (size_t i = 0; sb && i < sb->n; i++)
-        if (sb->pgids[i] > 0 && kill(-sb->pgids[i], sig) < 0 && errno == ESRCH)
-            sb->pgids[i] = 0; /* gone: never signal a reused id */
+    if (sb)
+        pgroups_signal(&sb->groups, sig);
     return 0;
 }
 
