@@ -317,6 +317,13 @@ CCSB_API int ccsb_spec_add_exec_grant_root(ccsb_spec *spec, const char *path);
 CCSB_API int ccsb_spec_add_deny_read(ccsb_spec *spec, const char *path);
 /* Create-time deny-write globs such as ".env", "*.key", "*.pem". */
 CCSB_API int ccsb_spec_add_deny_write_glob(ccsb_spec *spec, const char *glob);
+/*
+ * A host unix socket the session's commands may connect to (a docker or IDE
+ * socket): it is bound in at the same path. Listing any turns on
+ * socket(AF_UNIX) for the commands, which is refused (EPERM) otherwise; a
+ * socket file inside a bound directory is then reachable too.
+ */
+CCSB_API int ccsb_spec_add_unix_socket(ccsb_spec *spec, const char *path);
 /* Re-allow writing .git/config in writable roots (for `git config`). */
 CCSB_API int ccsb_spec_set_allow_git_config(ccsb_spec *spec, int allow);
 /* An environment variable for every exec of the session. */

@@ -164,6 +164,11 @@ CCSB_API int ccsb_spec_add_exec_grant_root(ccsb_spec *spec, const char *path)
     return add_path(spec, spec ? &spec->exec_grant_roots : NULL, path);
 }
 
+CCSB_API int ccsb_spec_add_unix_socket(ccsb_spec *spec, const char *path)
+{
+    return add_path(spec, spec ? &spec->unix_sockets : NULL, path);
+}
+
 CCSB_API int ccsb_spec_add_deny_read(ccsb_spec *spec, const char *path)
 {
     return add_path(spec, spec ? &spec->deny_read : NULL, path);

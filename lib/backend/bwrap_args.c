@@ -343,6 +343,19 @@ static int add_binds(struct builder *b)
             r = note(b, "%s %s at %s", m->writable ? "read-write" : "read-only", m->host, m->guest);
     }
     free(order);
+    /* unixSockets: each socket file at its own path (connect needs it
+     * writable); the guard then lets the commands create AF_UNIX sockets. */
+    for (size_t i = 0; i < p->unix_sockets.n && !r; i++) {
+        const char *sock = p->unix_sockets.v[i].path;
+        if (reserved_guest(sock)) {
+            r = errf(b->err, b->errlen, CCSB_E_POLICY,
+                     "unixSockets: %s is a path the sandbox reserves", sock);
+            break;
+        }
+        r = args3(b, "--bind", sock, sock);
+        if (!r)
+            r = note(b, "unix socket %s reachable (AF_UNIX allowed)", sock);
+    }
     return r;
 }
 

@@ -41,7 +41,7 @@ int bwrap_guard_prepare(struct ccsb_ctx *ctx, struct bwrap_session *bs, const st
     }
     /* Without user notification the static deny filter still applies. */
     struct guard_filter_cfg cfg = {
-        .allow_unix_sockets = 0,
+        .allow_unix_sockets = p->unix_sockets.n > 0,
         .notify = supported,
         .trap_mkdir = dir_globs,
     };

@@ -668,6 +668,23 @@ static void section_network(struct gen *g)
     rule_end(g, "allow", "network-outbound");
     filter_raw(g, "(remote unix-socket (path-literal \"" MDNS_SOCKET "\"))");
     rule_end(g, "allow", "network-outbound");
+    if (g->p->unix_sockets.n)
+        comment(g, "unixSockets: the host sockets this session may connect to.");
+    for (size_t i = 0; i < g->p->unix_sockets.n; i++) {
+        const struct policy_path *pp = &g->p->unix_sockets.v[i];
+        const char *sp[2] = {pp->path, pp->resolved};
+        for (int k = 0; k < 2; k++) {
+            if (!sp[k])
+                continue;
+            struct sbpl_buf f;
+            sbpl_buf_init(&f);
+            sbpl_put(&f, "(remote unix-socket (path-literal ");
+            sbpl_put_string(&f, sp[k], "unixSockets");
+            sbpl_put(&f, "))");
+            filter_add_owned(g, &f);
+        }
+    }
+    rule_end(g, "allow", "network-outbound");
 }
 
 static void section_hardening(struct gen *g)

@@ -6,12 +6,14 @@
  */
 #include "policy/policy.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <glob.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <ctype.h>
-#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ccsandbox/ccsandbox.h"
 #include "policy/gitdir.h"
@@ -398,6 +400,21 @@ static int in_writable_root(const struct build *b, const char *path)
     return 0;
 }
 
+/* unixSockets: each must be a unix socket now (it is bound in as is). */
+static int check_sockets(struct build *b)
+{
+    const struct policy_paths *ps = &b->p->unix_sockets;
+    for (size_t i = 0; i < ps->n; i++) {
+        struct stat st;
+        const char *path = ps->v[i].resolved ? ps->v[i].resolved : ps->v[i].path;
+        if (stat(path, &st) < 0)
+            return pfail(b, "unixSockets[%zu]: %s: %s", i, ps->v[i].path, strerror(errno));
+        if (!S_ISSOCK(st.st_mode))
+            return pfail(b, "unixSockets[%zu]: %s is not a unix socket", i, ps->v[i].path);
+    }
+    return 0;
+}
+
 static int add_secrets(struct build *b)
 {
     if (b->p->home) {
@@ -530,7 +547,8 @@ int policy_build(const struct ccsb_spec *spec, const struct policy_host *host,
         (r = check_secret_mounts(&b)) ||
         (r = add_spec_paths(&b, "execGrantRoots", &spec->exec_grant_roots,
                             &p->exec_grant_roots, 1)) ||
-        (r = add_env(&b))) {
+        (r = add_spec_paths(&b, "unixSockets", &spec->unix_sockets, &p->unix_sockets, 1)) ||
+        (r = check_sockets(&b)) || (r = add_env(&b))) {
         policy_free(p);
         return r;
     }
@@ -559,6 +577,7 @@ void policy_free(struct ccsb_policy *p)
     paths_clear(&p->deny_write);
     strv_clear(&p->deny_write_globs);
     paths_clear(&p->exec_grant_roots);
+    paths_clear(&p->unix_sockets);
     strv_clear(&p->env_unset);
     strv_clear(&p->env_set_names);
     strv_clear(&p->env_set_values);

@@ -100,6 +100,9 @@ struct ccsb_policy {
     struct strv deny_write_globs;
     /* Trees from which executing is allowed even though writable. */
     struct policy_paths exec_grant_roots;
+    /* Host unix sockets the commands may connect to (bound in at the same
+     * path); non-empty means socket(AF_UNIX) is allowed. Each is a socket. */
+    struct policy_paths unix_sockets;
 
     /* Environment: names removed from the inherited environment (an entry
      * ending in '*' is a prefix: "DYLD_*"; use policy_env_unsets), then the

@@ -87,7 +87,7 @@ static int representable(const struct ccsb_spec *s)
             return 0;
     const struct strv *lists[] = {
         &s->egress_allow, &s->egress_deny, &s->protected_paths, &s->runner_state_dirs,
-        &s->exec_grant_roots, &s->deny_read, &s->deny_write_globs, &s->env_names,
+        &s->exec_grant_roots, &s->unix_sockets, &s->deny_read, &s->deny_write_globs, &s->env_names,
         &s->env_values,
     };
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
@@ -117,6 +117,7 @@ static json_t *to_object(const struct ccsb_spec *s)
         put(o, "execGrantRoots", string_array(&s->exec_grant_roots)) ||
         put(o, "denyRead", string_array(&s->deny_read)) ||
         put(o, "denyWriteGlobs", string_array(&s->deny_write_globs)) ||
+        put(o, "unixSockets", string_array(&s->unix_sockets)) ||
         put(o, "allowGitConfig", json_boolean(s->allow_git_config)) ||
         put(o, "env", env(s)) || put(o, "limits", limits(s))) {
         json_decref(o);

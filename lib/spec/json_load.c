@@ -286,6 +286,8 @@ static int load_field(struct load *l, const char *key, json_t *v)
         return load_list(l, v, key, &s->runner_state_dirs, 1);
     if (strcmp(key, "execGrantRoots") == 0)
         return load_list(l, v, key, &s->exec_grant_roots, 1);
+    if (strcmp(key, "unixSockets") == 0)
+        return load_list(l, v, key, &s->unix_sockets, 1);
     if (strcmp(key, "denyRead") == 0)
         return load_list(l, v, key, &s->deny_read, 1);
     if (strcmp(key, "denyWriteGlobs") == 0)

@@ -42,6 +42,7 @@ void spec_free(struct ccsb_spec *s)
     strv_clear(&s->protected_paths);
     strv_clear(&s->runner_state_dirs);
     strv_clear(&s->exec_grant_roots);
+    strv_clear(&s->unix_sockets);
     strv_clear(&s->deny_read);
     strv_clear(&s->deny_write_globs);
     strv_clear(&s->env_names);
@@ -183,6 +184,7 @@ struct ccsb_spec *spec_copy(const struct ccsb_spec *src)
         strv_copy(&s->protected_paths, &src->protected_paths) < 0 ||
         strv_copy(&s->runner_state_dirs, &src->runner_state_dirs) < 0 ||
         strv_copy(&s->exec_grant_roots, &src->exec_grant_roots) < 0 ||
+        strv_copy(&s->unix_sockets, &src->unix_sockets) < 0 ||
         strv_copy(&s->deny_read, &src->deny_read) < 0 ||
         strv_copy(&s->deny_write_globs, &src->deny_write_globs) < 0 ||
         strv_copy(&s->env_names, &src->env_names) < 0 ||

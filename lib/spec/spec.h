@@ -36,6 +36,7 @@ struct ccsb_spec {
     struct strv exec_grant_roots;
     struct strv deny_read;          /* user additions to the secret set */
     struct strv deny_write_globs;   /* create-time globs: .env, *.key, ... */
+    struct strv unix_sockets;       /* host sockets bound in; enables AF_UNIX */
     int allow_git_config;           /* re-allow .git/config writes */
 
     struct strv env_names;          /* parallel arrays, names unique */

@@ -363,7 +363,9 @@ int spec_validate(const struct ccsb_spec *s, char *err, size_t errlen)
                              P_HOST | P_MOUNT)) ||
         (r = check_path_list(err, errlen, "execGrantRoots", &s->exec_grant_roots,
                              P_HOST | P_NOT_ROOT)) ||
-        (r = check_path_list(err, errlen, "denyRead", &s->deny_read, P_HOST | P_GLOB)))
+        (r = check_path_list(err, errlen, "denyRead", &s->deny_read, P_HOST | P_GLOB)) ||
+        (r = check_path_list(err, errlen, "unixSockets", &s->unix_sockets,
+                             P_HOST | P_MOUNT | P_NOT_ROOT)))
         return r;
     if ((r = check_globs(err, errlen, &s->deny_write_globs)))
         return r;

@@ -26,6 +26,7 @@ void run_opts_usage(void)
           "                           --spec the dispatch default .env, *.key, *.pem applies\n"
           "  --no-default-globs       drop the dispatch default deny-write globs\n"
           "  --runner-state DIR       writable in every mode (repeatable)\n"
+          "  --unix-socket PATH       a host unix socket the command may connect to\n"
           "  --timeout SECONDS        kill the command after SECONDS (exit 124)\n"
           "  --env NAME=VALUE         set a variable for the command (repeatable)\n"
           "  --events FILE|-          write every event as a JSON line\n"
@@ -173,7 +174,8 @@ static int takes_value(const char *opt)
 {
     static const char *const with_value[] = {
         "--spec", "--backend", "--mode", "--bind", "--workdir", "--allow", "--deny",
-        "--protect", "--deny-read", "--deny-write-glob", "--runner-state", "--timeout",
+        "--protect", "--deny-read", "--deny-write-glob", "--runner-state", "--unix-socket",
+        "--timeout",
         "--env", "--events", "--platform", NULL};
     for (size_t i = 0; with_value[i]; i++)
         if (strcmp(opt, with_value[i]) == 0)
@@ -277,6 +279,10 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
             r = ccsb_spec_add_deny_read(o->spec, v);
         } else if (strcmp(a, "--deny-write-glob") == 0) {
             r = ccsb_spec_add_deny_write_glob(o->spec, v);
+        } else if (strcmp(a, "--unix-socket") == 0) {
+            char *abs = absolute(v);
+            r = abs ? ccsb_spec_add_unix_socket(o->spec, abs) : CCSB_E_NOMEM;
+            free(abs);
         } else if (strcmp(a, "--runner-state") == 0) {
             char *abs = absolute(v);
             r = abs ? ccsb_spec_add_runner_state_dir(o->spec, abs) : CCSB_E_NOMEM;

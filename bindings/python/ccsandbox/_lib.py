@@ -132,6 +132,7 @@ PROTOTYPES = {
     "ccsb_spec_add_exec_grant_root": (c_int, [spec_p, c_char_p]),
     "ccsb_spec_add_deny_read": (c_int, [spec_p, c_char_p]),
     "ccsb_spec_add_deny_write_glob": (c_int, [spec_p, c_char_p]),
+    "ccsb_spec_add_unix_socket": (c_int, [spec_p, c_char_p]),
     "ccsb_spec_set_allow_git_config": (c_int, [spec_p, c_int]),
     "ccsb_spec_set_env": (c_int, [spec_p, c_char_p, c_char_p]),
     "ccsb_spec_set_timeout_ms": (c_int, [spec_p, c_u64]),

@@ -29,6 +29,7 @@ _LISTS = {
     "exec_grant_roots": "ccsb_spec_add_exec_grant_root",
     "deny_read": "ccsb_spec_add_deny_read",
     "deny_write_globs": "ccsb_spec_add_deny_write_glob",
+    "unix_sockets": "ccsb_spec_add_unix_socket",
 }
 
 

@@ -25,6 +25,7 @@ static const char default_json[] =
     "  \"execGrantRoots\": [],\n"
     "  \"denyRead\": [],\n"
     "  \"denyWriteGlobs\": [],\n"
+    "  \"unixSockets\": [],\n"
     "  \"allowGitConfig\": false,\n"
     "  \"env\": {},\n"
     "  \"limits\": {\n"
@@ -137,10 +138,10 @@ static void assert_same(const struct ccsb_spec *a, const struct ccsb_spec *b)
     }
     const struct strv *la[] = {&a->egress_allow, &a->egress_deny, &a->protected_paths,
                                &a->runner_state_dirs, &a->exec_grant_roots, &a->deny_read,
-                               &a->deny_write_globs, &a->env_names, &a->env_values};
+                               &a->deny_write_globs, &a->unix_sockets, &a->env_names, &a->env_values};
     const struct strv *lb[] = {&b->egress_allow, &b->egress_deny, &b->protected_paths,
                                &b->runner_state_dirs, &b->exec_grant_roots, &b->deny_read,
-                               &b->deny_write_globs, &b->env_names, &b->env_values};
+                               &b->deny_write_globs, &b->unix_sockets, &b->env_names, &b->env_values};
     for (size_t k = 0; k < sizeof la / sizeof la[0]; k++) {
         ck_assert_uint_eq(la[k]->n, lb[k]->n);
         for (size_t i = 0; i < la[k]->n; i++)
@@ -195,7 +196,8 @@ START_TEST(parse_fields)
         "\"networkEnabled\":false,\"egressAllowlist\":[\"x.com\"],\"egressDenylist\":[],"
         "\"protectedPaths\":[\"/a/b/.env\"],\"runnerStateDirs\":[\"~/.cache/\"],"
         "\"execGrantRoots\":[\"/opt\"],\"denyRead\":[\"/srv/keys\"],"
-        "\"denyWriteGlobs\":[\"*.key\"],\"allowGitConfig\":true,"
+        "\"denyWriteGlobs\":[\"*.key\"],\"unixSockets\":[\"/run/docker.sock\"],"
+        "\"allowGitConfig\":true,"
         "\"env\":{\"FOO\":\"bar\"},\"limits\":{\"timeoutMs\":1000,\"pids\":10}}";
     ccsb_spec *s = parse_ok(json);
     ck_assert_str_eq(s->session_id, "abc");
@@ -269,6 +271,7 @@ static const struct bad_case wrong_types[] = {
     {"{\"protectedPaths\":{}}", "protectedPaths: must be an array of strings"},
     {"{\"runnerStateDirs\":[[]]}", "runnerStateDirs[0]: must be a string"},
     {"{\"execGrantRoots\":true}", "execGrantRoots: must be an array of strings"},
+    {"{\"unixSockets\":[\"run/x.sock\"]}", "unixSockets[0]: not an absolute path"},
     {"{\"denyRead\":[1.5]}", "denyRead[0]: must be a string"},
     {"{\"denyWriteGlobs\":\"*.pem\"}", "denyWriteGlobs: must be an array of strings"},
     {"{\"env\":[]}", "env: must be an object"},

@@ -147,6 +147,7 @@ class SandboxSpec {
     this.execGrantRoots = const [],
     this.denyRead = const [],
     this.denyWriteGlobs = const [],
+    this.unixSockets = const [],
     this.allowGitConfig = false,
     this.env = const {},
     this.timeout,
@@ -179,6 +180,7 @@ class SandboxSpec {
       execGrantRoots: strings('execGrantRoots'),
       denyRead: strings('denyRead'),
       denyWriteGlobs: strings('denyWriteGlobs'),
+      unixSockets: strings('unixSockets'),
       allowGitConfig: (j['allowGitConfig'] as bool?) ?? false,
       env: ((j['env'] as Map?) ?? const {}).cast<String, String>(),
       timeout: ms > 0 ? Duration(milliseconds: ms) : null,
@@ -202,6 +204,9 @@ class SandboxSpec {
   final List<String> execGrantRoots;
   final List<String> denyRead;
   final List<String> denyWriteGlobs;
+
+  /// Host unix sockets the commands may connect to (turns on AF_UNIX).
+  final List<String> unixSockets;
   final bool allowGitConfig;
   final Map<String, String> env;
 
@@ -227,6 +232,7 @@ class SandboxSpec {
         'execGrantRoots': execGrantRoots,
         'denyRead': denyRead,
         'denyWriteGlobs': denyWriteGlobs,
+        'unixSockets': unixSockets,
         'allowGitConfig': allowGitConfig,
         'env': env,
         'limits': {

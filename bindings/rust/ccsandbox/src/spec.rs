@@ -237,6 +237,15 @@ impl Spec {
             glob,
         )
     }
+    /// A host unix socket the commands may connect to (turns on AF_UNIX).
+    pub fn unix_socket(&mut self, path: &str) -> Result<&mut Self> {
+        self.set_str(
+            sys::ccsb_spec_add_unix_socket,
+            "ccsb_spec_add_unix_socket",
+            "unixSockets",
+            path,
+        )
+    }
 
     pub fn backend(&mut self, b: Backend) -> Result<&mut Self> {
         // SAFETY: valid spec.
