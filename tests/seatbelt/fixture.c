@@ -157,6 +157,7 @@ void fx_policy_clear(struct ccsb_policy *p)
     fx_paths_clear(&p->deny_read);
     fx_paths_clear(&p->deny_write);
     fx_paths_clear(&p->exec_grant_roots);
+    fx_paths_clear(&p->unix_sockets);
     strv_clear(&p->deny_write_globs);
     strv_clear(&p->env_unset);
     strv_clear(&p->env_set_names);

@@ -259,6 +259,30 @@ START_TEST(grant_cannot_reopen_dangerous)
 }
 END_TEST
 
+/* unixSockets: exactly the listed sockets, in both spellings, nothing else. */
+START_TEST(unix_sockets_listed_only)
+{
+    struct world w;
+    world_chat(&w);
+    fx_paths_add(&w.p.unix_sockets, "/var/run/docker.sock", "/private/var/run/docker.sock");
+    fx_paths_add(&w.p.unix_sockets, "/tmp/x\") (allow default) (\"", NULL);
+    gen(&w);
+    struct sbpl_req u = {.op = "network-outbound", .unix_socket = "/private/var/run/docker.sock"};
+    ck_assert(may_req(&w, &u));
+    u.unix_socket = "/var/run/docker.sock";
+    ck_assert(may_req(&w, &u));
+    u.unix_socket = HOME "/.ssh/agent.sock";
+    ck_assert(!may_req(&w, &u));
+    /* A hostile name is one literal path, not a way out. */
+    u.unix_socket = "/tmp/x\") (allow default) (\"";
+    ck_assert(may_req(&w, &u));
+    struct sbpl_req r = {.op = "network-outbound", .remote = "1.1.1.1:443"};
+    ck_assert(!may_req(&w, &r));
+    ck_assert(!may(&w, "file-write-data", "/etc/passwd"));
+    world_free(&w);
+}
+END_TEST
+
 START_TEST(network_only_proxies_and_dns)
 {
     struct world w;
@@ -849,6 +873,7 @@ static Suite *suite(void)
     tcase_add_test(t, exec_rules);
     tcase_add_test(t, grant_cannot_reopen_dangerous);
     tcase_add_test(t, network_only_proxies_and_dns);
+    tcase_add_test(t, unix_sockets_listed_only);
     tcase_add_test(t, network_disabled_same_rules);
     tcase_add_test(t, ports_unassigned);
     tcase_add_test(t, same_port_once);
