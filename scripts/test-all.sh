@@ -16,8 +16,8 @@ meson compile -C build-test -j "$jobs"
 logs=""
 section "tests as $(id -un)"
 meson test -C build-test --print-errorlogs --num-processes "$jobs"
-cp build-test/meson-logs/testlog.json /tmp/ccsb-testlog-main.json
-logs="$logs /tmp/ccsb-testlog-main.json"
+cp build-test/meson-logs/testlog.json build-test/testlog-main.json
+logs="$logs build-test/testlog-main.json"
 
 if [ "$(id -u)" -eq 0 ]; then
   section "tests as an unprivileged user"
@@ -31,8 +31,8 @@ if [ "$(id -u)" -eq 0 ]; then
   su "$user" -s /bin/sh -c "cd '$work' && meson setup build >/dev/null && \
       meson compile -C build -j $jobs >/dev/null && \
       meson test -C build --print-errorlogs --num-processes $jobs"
-  cp "$work/build/meson-logs/testlog.json" /tmp/ccsb-testlog-unpriv.json
-  logs="$logs /tmp/ccsb-testlog-unpriv.json"
+  cp "$work/build/meson-logs/testlog.json" build-test/testlog-unpriv.json
+  logs="$logs build-test/testlog-unpriv.json"
   rm -rf "$work"
 fi
 
@@ -42,8 +42,8 @@ section "ASan + UBSan"
 meson compile -C build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs --num-processes "$jobs" --no-suite bench
-cp build-asan/meson-logs/testlog.json /tmp/ccsb-testlog-asan.json
-logs="$logs /tmp/ccsb-testlog-asan.json"
+cp build-asan/meson-logs/testlog.json build-test/testlog-asan.json
+logs="$logs build-test/testlog-asan.json"
 
 section "summary (root, unprivileged, ASan+UBSan)"
 # shellcheck disable=SC2086
