@@ -11,6 +11,7 @@
 #include "core/exec.h"
 #include "core/exec_req.h"
 #include "core/session.h"
+#include "spec/spec.h"
 
 CCSB_API int ccsb_exec_req_new(ccsb_exec_req **out)
 {
@@ -50,20 +51,9 @@ CCSB_API int ccsb_exec_req_set_argv(ccsb_exec_req *req, const char *const *argv,
     return 0;
 }
 
-static int env_name_ok(const char *n)
-{
-    if (!n || !*n || (*n >= '0' && *n <= '9'))
-        return 0;
-    for (const char *p = n; *p; p++)
-        if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-              (*p >= '0' && *p <= '9') || *p == '_'))
-            return 0;
-    return 1;
-}
-
 CCSB_API int ccsb_exec_req_set_env(ccsb_exec_req *req, const char *name, const char *value)
 {
-    if (!req || !env_name_ok(name) || !value)
+    if (!req || !spec_env_name_ok(name) || !value)
         return CCSB_E_INVAL;
     for (size_t i = 0; i < req->env_names.n; i++) {
         if (strcmp(req->env_names.v[i], name) == 0) {

@@ -381,21 +381,14 @@ static int add_spec_paths(struct build *b, const char *name, const struct strv *
     return 0;
 }
 
-static int under(const char *path, const char *root)
-{
-    size_t n = strlen(root);
-    if (n == 1 && root[0] == '/')
-        return 1;
-    return strncmp(path, root, n) == 0 && (path[n] == 0 || path[n] == '/');
-}
-
 /* 1 when path (as written) lies at or under a writable root, in either of
  * the root's spellings. */
 static int in_writable_root(const struct build *b, const char *path)
 {
     const struct policy_paths *w = &b->p->writable_roots;
     for (size_t i = 0; i < w->n; i++)
-        if (under(path, w->v[i].path) || (w->v[i].resolved && under(path, w->v[i].resolved)))
+        if (path_within(path, w->v[i].path) ||
+            (w->v[i].resolved && path_within(path, w->v[i].resolved)))
             return 1;
     return 0;
 }

@@ -114,6 +114,9 @@ int spec_to_json(const struct ccsb_spec *s, char **out);
  */
 int spec_validate(const struct ccsb_spec *s, char *err, size_t errlen);
 
+/* 1 when n is a valid environment variable name: [A-Za-z_][A-Za-z0-9_]*. */
+int spec_env_name_ok(const char *n);
+
 /* The effective guest working directory (never NULL). */
 const char *spec_workdir(const struct ccsb_spec *s);
 

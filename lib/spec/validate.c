@@ -287,9 +287,9 @@ static void env_field(char *field, size_t len, const char *name)
     snprintf(field, len, "env.%s", esc);
 }
 
-static int env_name_ok(const char *n)
+int spec_env_name_ok(const char *n)
 {
-    if (!((*n >= 'A' && *n <= 'Z') || (*n >= 'a' && *n <= 'z') || *n == '_'))
+    if (!n || !((*n >= 'A' && *n <= 'Z') || (*n >= 'a' && *n <= 'z') || *n == '_'))
         return 0;
     for (n++; *n; n++)
         if (!((*n >= 'A' && *n <= 'Z') || (*n >= 'a' && *n <= 'z') ||
@@ -311,7 +311,7 @@ static int check_env(char *err, size_t errlen, const struct ccsb_spec *s)
         if (strlen(name) > SPEC_MAX_ENV_NAME)
             return fail(err, errlen, field, "name too long (at most %d bytes)",
                         SPEC_MAX_ENV_NAME);
-        if (!env_name_ok(name))
+        if (!spec_env_name_ok(name))
             return fail(err, errlen, field,
                         "not a valid variable name (letters, digits and '_', not starting with a digit)");
         for (size_t j = 0; j < i; j++)
