@@ -450,12 +450,13 @@ static int wait_ready(struct ccsb_session *s, struct bwrap_session *bs, char *er
 int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, size_t errlen)
 {
     const struct ccsb_policy *p = s->policy;
-    const struct ccsb_probe_result *pr = ctx_probe(s->ctx);
-    if (!pr || !pr->bwrap_path)
-        return errf(err, errlen, CCSB_E_UNAVAILABLE, "bubblewrap (bwrap) is not installed");
-    bs->bwrap = strdup(pr->bwrap_path);
+    /* Only the binary is needed here, not the functional probe (a whole
+     * extra bwrap start): this launch tries the namespaces itself. */
+    const struct ccsb_probe_result *pr = ctx_probe_cached(s->ctx);
+    bs->bwrap = pr && pr->bwrap_path ? strdup(pr->bwrap_path) : probe_find_on_path("bwrap");
     if (!bs->bwrap)
-        return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+        return errf(err, errlen, CCSB_E_UNAVAILABLE, "bubblewrap (bwrap) is not installed: %s",
+                    PROBE_BWRAP_INSTALL_HINT);
     int r = bwrap_locate_helper(&bs->helper, err, errlen);
     if (r < 0)
         return r;

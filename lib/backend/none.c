@@ -36,6 +36,7 @@
 #include "core/fd.h"
 #include "core/session.h"
 #include "spec/spec.h"
+#include "util/pathsearch.h"
 #include "util/strv.h"
 
 #ifndef P_PIDFD
@@ -123,23 +124,7 @@ static char *resolve_cmd(const char *cmd, const struct strv *env)
     for (size_t i = 0; i < env->n; i++)
         if (strncmp(env->v[i], "PATH=", 5) == 0)
             path = env->v[i] + 5;
-    const char *p = path;
-    while (*p) {
-        size_t n = strcspn(p, ":");
-        if (n > 0 && p[0] == '/') {
-            char *cand = NULL;
-            if (asprintf(&cand, "%.*s/%s", (int)n, p, cmd) < 0)
-                return NULL;
-            struct stat st;
-            if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-                return cand;
-            free(cand);
-        }
-        p += n;
-        if (*p == ':')
-            p++;
-    }
-    return NULL;
+    return path_search(path, cmd);
 }
 
 static void child_fail(const char *what, const char *arg, int code)

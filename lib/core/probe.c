@@ -22,6 +22,7 @@
 
 #include "ccsandbox/ccsandbox.h"
 #include "util/json.h"
+#include "util/pathsearch.h"
 
 extern char **environ;
 
@@ -29,28 +30,7 @@ extern char **environ;
 
 char *probe_find_on_path(const char *name)
 {
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        return NULL;
-    char *copy = strdup(path);
-    if (!copy)
-        return NULL;
-    char *found = NULL, *save = NULL;
-    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-        if (dir[0] != '/')
-            continue; /* a relative PATH entry is the caller's cwd: never trust it */
-        char *cand = NULL;
-        if (asprintf(&cand, "%s/%s", dir, name) < 0)
-            break;
-        struct stat st;
-        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
-            found = cand;
-            break;
-        }
-        free(cand);
-    }
-    free(copy);
-    return found;
+    return path_search(getenv("PATH"), name);
 }
 
 static int read_int_file(const char *path, long *out)
