@@ -839,6 +839,9 @@ static void do_bind(struct op *o)
     }
     struct sockaddr_un *un = (struct sockaddr_un *)&ss;
     size_t off = offsetof(struct sockaddr_un, sun_path);
+    /* The kernel's own limit; longer would also overrun path[] below. */
+    if (ss.ss_family == AF_UNIX && (size_t)len > sizeof *un)
+        return answer(o, 0, EINVAL);
     int path_bind = ss.ss_family == AF_UNIX && (size_t)len > off && un->sun_path[0] != 0;
     char path[sizeof un->sun_path + 1];
     if (path_bind) {
@@ -859,7 +862,9 @@ static void do_bind(struct op *o)
     }
     if (!path_bind) {
         int port = -1;
-        if (ss.ss_family == AF_INET && len >= (int)sizeof(struct sockaddr_in))
+        /* An IPv4 socket also takes AF_UNSPEC (with INADDR_ANY) as AF_INET. */
+        if ((ss.ss_family == AF_INET || ss.ss_family == AF_UNSPEC) &&
+            len >= (int)sizeof(struct sockaddr_in))
             port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
         else if (ss.ss_family == AF_INET6 && len >= (int)sizeof(struct sockaddr_in6))
             port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);

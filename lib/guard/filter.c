@@ -58,6 +58,13 @@ static int add(struct rule_ctx *rc, uint32_t action, int nr, const char *name,
     return 0;
 }
 
+/*
+ * An int or unsigned int argument is compared on its low 32 bits only: the
+ * kernel truncates the register, so an exact 64-bit compare would let
+ * socket(0x100000001, ...) -- AF_UNIX to the kernel -- slip past the rule.
+ */
+#define INT_ARG 0xffffffffULL
+
 #define RULE0(rc, act, nr) add(rc, act, nr, #nr, 0, NULL)
 #define RULE1(rc, act, nr, a) \
     do { \
@@ -133,7 +140,8 @@ static void static_rules(struct rule_ctx *rc, const struct guard_filter_cfg *cfg
     RULE0(rc, SCMP_ACT_ERRNO(ENOSYS), __NR_clone3);
 
     /* A second listener would let the command answer its own calls. */
-    RULE2(rc, rep, __NR_seccomp, SCMP_A0(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER),
+    RULE2(rc, rep, __NR_seccomp,
+          SCMP_A0(SCMP_CMP_MASKED_EQ, INT_ARG, SECCOMP_SET_MODE_FILTER),
           SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_FILTER_FLAG_NEW_LISTENER,
                   SECCOMP_FILTER_FLAG_NEW_LISTENER));
 
@@ -151,7 +159,7 @@ static void static_rules(struct rule_ctx *rc, const struct guard_filter_cfg *cfg
 
     /* Silent on purpose: libc probes nscd and syslog sockets constantly. */
     if (!cfg->allow_unix_sockets)
-        RULE1(rc, eperm, __NR_socket, SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+        RULE1(rc, eperm, __NR_socket, SCMP_A0(SCMP_CMP_MASKED_EQ, INT_ARG, AF_UNIX));
 }
 
 /* Only the calls that can create a name are trapped; open/openat without

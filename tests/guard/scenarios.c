@@ -5,9 +5,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/io_uring.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -73,6 +75,66 @@ static int absent(const char *path)
         return 0;
     fprintf(stderr, "  %s exists inside the sandbox\n", path);
     return 1;
+}
+
+/* ---- bind: the supervisor performs it, with its own privileges ---- */
+
+/* A full sockaddr_storage of AF_UNIX is longer than the kernel accepts: the
+ * answer is EINVAL, and the supervisor copying the name must not overrun. */
+static int bind_oversized(void)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0) {
+        fprintf(stderr, "  socketpair: %s\n", strerror(errno));
+        return 1;
+    }
+    struct sockaddr_storage ss;
+    memset(&ss, 'a', sizeof ss);
+    ss.ss_family = AF_UNIX;
+    int f = expect_fail(bind(sv[0], (struct sockaddr *)&ss, sizeof ss), EINVAL,
+                        "bind of a 128-byte AF_UNIX address");
+    close(sv[0]);
+    close(sv[1]);
+    return f;
+}
+
+static int has_net_bind_cap(void)
+{
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct d[2];
+    if (syscall(SYS_capget, &h, d) < 0)
+        return 1; /* unknown: do not bind a real low port */
+    return (d[0].effective >> CAP_NET_BIND_SERVICE) & 1;
+}
+
+/* An IPv4 socket takes AF_UNSPEC + INADDR_ANY as AF_INET: a low port must
+ * be refused however the family is spelled, when the command may not. */
+static int bind_low_port_unspec(void)
+{
+    FILE *fp = fopen("/proc/sys/net/ipv4/ip_unprivileged_port_start", "r");
+    int start = 1024;
+    if (fp) {
+        if (fscanf(fp, "%d", &start) != 1)
+            start = 1024;
+        fclose(fp);
+    }
+    if (has_net_bind_cap() || start <= 80)
+        return 0; /* binding port 80 is allowed here: nothing to prove */
+    int f = 0;
+    const sa_family_t fams[] = {AF_INET, AF_UNSPEC};
+    for (unsigned i = 0; i < 2; i++) {
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        if (s < 0) {
+            fprintf(stderr, "  socket(AF_INET): %s\n", strerror(errno));
+            return 1;
+        }
+        struct sockaddr_in a = {.sin_family = fams[i], .sin_port = htons(80)};
+        a.sin_addr.s_addr = fams[i] == AF_INET ? htonl(INADDR_LOOPBACK) : htonl(INADDR_ANY);
+        f |= expect_fail(bind(s, (struct sockaddr *)&a, sizeof a), EACCES,
+                         fams[i] == AF_INET ? "bind AF_INET port 80" : "bind AF_UNSPEC port 80");
+        close(s);
+    }
+    return f;
 }
 
 /* ---- direct creation ---- */
@@ -558,6 +620,8 @@ const struct scenario guard_scenarios[] = {
     {"tmpfile-link", tmpfile_link, NULL, "file-link", "t.key", {"t.txt"}, 0, 0},
     {"fifo-mknod", fifos_and_nodes, NULL, "file-write-create", "f.pem", {"pipe.fifo"}, 0, 0},
     {"unix-bind", unix_bind, NULL, "file-write-create", "s.pem", {"ok.sock"}, 0, 0},
+    {"bind-oversized", bind_oversized, NULL, NULL, NULL, {NULL}, 0, 0},
+    {"bind-low-port-unspec", bind_low_port_unspec, NULL, NULL, NULL, {NULL}, 0, 0},
     {"kernel-surface", kernel_surface, NULL, "syscall", "io_uring_setup", {NULL}, 0, 0},
     {"ptrace", ptrace_sibling, NULL, "syscall", "ptrace", {NULL}, 0, 0},
     {"foreign-arch", foreign_arch, NULL, NULL, NULL, {NULL}, 0, 0},

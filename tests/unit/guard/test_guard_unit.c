@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,6 +289,16 @@ START_TEST(filter_static)
             _exit(10);
         if (socket(AF_UNIX, SOCK_STREAM, 0) >= 0 || errno != EPERM)
             _exit(11);
+        /* The kernel reads an int argument from the low half of the
+         * register: garbage in the high half must not dodge the rule. */
+        if (syscall(SYS_socket, (1UL << 32) | AF_UNIX, SOCK_STREAM, 0) >= 0 || errno != EPERM)
+            _exit(18);
+        struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+        struct sock_fprog prog = {1, &allow};
+        if (syscall(SYS_seccomp, (1UL << 32) | SECCOMP_SET_MODE_FILTER,
+                    SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog) >= 0 ||
+            errno != EPERM)
+            _exit(19);
         int inet = socket(AF_INET, SOCK_STREAM, 0);
         if (inet < 0)
             _exit(12);
