@@ -7,6 +7,7 @@
 #include <check.h>
 #include <netinet/in.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -723,6 +724,48 @@ START_TEST(test_upstream_chaining)
 }
 END_TEST
 
+START_TEST(test_upstream_hangs_up)
+{
+    /* An upstream proxy that reads the CONNECT and closes: the client hears
+     * at once that the upstream failed, not a timeout after the dial limit. */
+    struct env e;
+    env_up(&e, 1, ALLOW_LOCAL, NULL);
+    loop_stop(&e.loop);
+    uint16_t upport;
+    int lf = listen_loopback(AF_INET, &upport);
+    ck_assert_int_ge(lf, 0);
+    char upurl[64];
+    snprintf(upurl, sizeof upurl, "http://127.0.0.1:%u", upport);
+    struct vrec v2;
+    vrec_init(&v2);
+    struct egress_pair *p = pair_new(&e, e.spec, -1, -1, &v2, 0, upurl);
+    loop_start(&e.loop);
+
+    int fd = tcp_connect("127.0.0.1", egress_pair_http_port(p));
+    sendf(fd, "CONNECT localhost:%u HTTP/1.1\r\n\r\n", e.srv.port4);
+    struct pollfd pl = {lf, POLLIN, 0};
+    ck_assert_int_eq(poll(&pl, 1, 2000), 1);
+    int ufd = accept(lf, NULL, NULL);
+    ck_assert_int_ge(ufd, 0);
+    char req[512];
+    size_t n = 0;
+    while (n < 4 || memcmp(req + n - 4, "\r\n\r\n", 4) != 0) {
+        ck_assert_uint_lt(n, sizeof req);
+        ck_assert_int_eq(recv_exact(ufd, req + n++, 1), 0);
+    }
+    ck_assert_int_eq(memcmp(req, "CONNECT 127.0.0.1:", 18), 0);
+    close(ufd);
+    ck_assert_int_eq(read_connect_response(fd, e.resp, sizeof e.resp, &e.body), 502);
+    ck_assert_ptr_nonnull(strstr(e.body, "upstream proxy closed"));
+    close(fd);
+    close(lf);
+    loop_stop(&e.loop);
+    egress_pair_free(p);
+    loop_start(&e.loop);
+    env_down(&e);
+}
+END_TEST
+
 START_TEST(test_bulk_and_counters)
 {
     struct env e;
@@ -812,6 +855,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_credentials);
     tcase_add_test(tc, test_passed_listeners);
     tcase_add_test(tc, test_upstream_chaining);
+    tcase_add_test(tc, test_upstream_hangs_up);
     tcase_add_test(tc, test_free_with_work_in_flight);
     suite_add_tcase(s, tc);
     TCase *bulk = tcase_create("bulk");
