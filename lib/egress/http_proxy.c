@@ -77,15 +77,10 @@ static void hconn_close_link(struct pair_link *l)
     hconn_free((struct hconn *)l);
 }
 
-/* A final answer from the proxy itself; the connection closes after it. */
-static void reply(struct hconn *h, int code, const char *phrase, const char *extra_headers,
-                  const char *body)
+/* No more requests on this connection: drop the upstream, flush what the
+ * client is owed, then close. */
+static void close_after_flush(struct hconn *h)
 {
-    struct evbuffer *out = bufferevent_get_output(h->c);
-    evbuffer_add_printf(out,
-                        "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                        "Content-Length: %zu\r\n%sConnection: close\r\n\r\n%s",
-                        code, phrase, strlen(body), extra_headers ? extra_headers : "", body);
     if (h->u) {
         bufferevent_free(h->u);
         h->u = NULL;
@@ -95,6 +90,18 @@ static void reply(struct hconn *h, int code, const char *phrase, const char *ext
     /* A client that stops reading must not keep us forever. */
     bufferevent_set_timeouts(h->c, NULL, &h->p->idle_tv);
     bufferevent_enable(h->c, EV_WRITE);
+}
+
+/* A final answer from the proxy itself; the connection closes after it. */
+static void reply(struct hconn *h, int code, const char *phrase, const char *extra_headers,
+                  const char *body)
+{
+    struct evbuffer *out = bufferevent_get_output(h->c);
+    evbuffer_add_printf(out,
+                        "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                        "Content-Length: %zu\r\n%sConnection: close\r\n\r\n%s",
+                        code, phrase, strlen(body), extra_headers ? extra_headers : "", body);
+    close_after_flush(h);
 }
 
 static void reply_refused(struct hconn *h, const char *reason)
@@ -139,9 +146,7 @@ static void response_done(struct hconn *h)
     bufferevent_free(h->u);
     h->u = NULL;
     if (!h->req_done || !h->keep_alive) {
-        h->state = H_CLOSING;
-        bufferevent_disable(h->c, EV_READ);
-        bufferevent_set_timeouts(h->c, NULL, &h->p->idle_tv);
+        close_after_flush(h);
         closing_check(h);
         return;
     }
@@ -198,6 +203,24 @@ static int move_body(struct evbuffer *src, struct evbuffer *dst, int framing, ui
     return done;
 }
 
+/* The end-to-end headers of hd, except one named skip (NULL: none). */
+static int add_headers(struct evbuffer *b, const struct http_head *hd, const char *skip)
+{
+    int rc = 0;
+    size_t skiplen = skip ? strlen(skip) : 0;
+    for (size_t i = 0; i < hd->nh; i++) {
+        const struct http_header *f = &hd->h[i];
+        if (http_is_hop_by_hop(hd, f) ||
+            (skip && f->nlen == skiplen && strncasecmp(f->name, skip, skiplen) == 0))
+            continue;
+        rc |= evbuffer_add(b, f->name, f->nlen);
+        rc |= evbuffer_add(b, ": ", 2);
+        rc |= evbuffer_add(b, f->value, f->vlen);
+        rc |= evbuffer_add(b, "\r\n", 2);
+    }
+    return rc;
+}
+
 static int write_response_head(struct hconn *h, const struct http_head *rh)
 {
     struct evbuffer *out = bufferevent_get_output(h->c);
@@ -210,15 +233,7 @@ static int write_response_head(struct hconn *h, const struct http_head *rh)
         sl--;
     int rc = evbuffer_add(out, buf, sl);
     rc |= evbuffer_add(out, "\r\n", 2);
-    for (size_t i = 0; i < rh->nh; i++) {
-        const struct http_header *hd = &rh->h[i];
-        if (http_is_hop_by_hop(rh, hd))
-            continue;
-        rc |= evbuffer_add(out, hd->name, hd->nlen);
-        rc |= evbuffer_add(out, ": ", 2);
-        rc |= evbuffer_add(out, hd->value, hd->vlen);
-        rc |= evbuffer_add(out, "\r\n", 2);
-    }
+    rc |= add_headers(out, rh, NULL);
     if (rh->status >= 200)
         rc |= evbuffer_add_printf(out, "Connection: %s\r\n", h->keep_alive ? "keep-alive" : "close") < 0;
     rc |= evbuffer_add(out, "\r\n", 2);
@@ -236,13 +251,7 @@ static void upstream_failed(struct hconn *h, const char *why)
     }
     /* Part of the response is out: all we can do is cut the connection. */
     h->keep_alive = 0;
-    h->state = H_CLOSING;
-    if (h->u) {
-        bufferevent_free(h->u);
-        h->u = NULL;
-    }
-    bufferevent_disable(h->c, EV_READ);
-    bufferevent_set_timeouts(h->c, NULL, &h->p->idle_tv);
+    close_after_flush(h);
     closing_check(h);
 }
 
@@ -410,16 +419,8 @@ static int build_forward_head(struct hconn *h, const struct http_head *rq,
     rc |= evbuffer_add_printf(b, " HTTP/1.%d\r\nHost: ", rq->minor) < 0;
     rc |= evbuffer_add(b, t->authority, t->alen);
     rc |= evbuffer_add(b, "\r\n", 2);
-    for (size_t i = 0; i < rq->nh; i++) {
-        const struct http_header *hd = &rq->h[i];
-        if (http_is_hop_by_hop(rq, hd) ||
-            (hd->nlen == 4 && strncasecmp(hd->name, "host", 4) == 0))
-            continue;
-        rc |= evbuffer_add(b, hd->name, hd->nlen);
-        rc |= evbuffer_add(b, ": ", 2);
-        rc |= evbuffer_add(b, hd->value, hd->vlen);
-        rc |= evbuffer_add(b, "\r\n", 2);
-    }
+    /* Host is ours: the authority that was judged. */
+    rc |= add_headers(b, rq, "host");
     rc |= evbuffer_add(b, "Connection: close\r\n\r\n", 21);
     return rc ? -1 : 0;
 }
