@@ -255,35 +255,38 @@ static void upstream_failed(struct hconn *h, const char *why)
     closing_check(h);
 }
 
-static void pump_response(struct hconn *h)
+/* 1 when this upstream's exchange ended (answered or failed; h may be gone),
+ * 0 when more bytes are awaited. */
+static int pump_response(struct hconn *h)
 {
     struct evbuffer *in = bufferevent_get_input(h->u);
     struct evbuffer *out = bufferevent_get_output(h->c);
     while (h->resp == R_HEAD) {
         size_t n = evbuffer_get_length(in);
         if (n == 0)
-            return;
+            return 0;
         if (n > HTTP_MAX_HEAD)
             n = HTTP_MAX_HEAD;
         const char *buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)n);
-        struct http_head *rh = malloc(sizeof *rh);
+        struct http_head *rh = buf ? malloc(sizeof *rh) : NULL;
         if (!rh) {
             upstream_failed(h, "out of memory");
-            return;
+            return 1;
         }
         const char *why = NULL;
         int r = http_parse_response(buf, n, rh, &why);
         if (r <= 0) {
             free(rh);
-            if (r < 0)
-                upstream_failed(h, why);
-            return;
+            if (r == 0)
+                return 0;
+            upstream_failed(h, why);
+            return 1;
         }
         int fr = http_response_body(rh, h->req_head, &h->resp_left, &why);
         if (fr < 0 || rh->status == 101) {
             free(rh);
             upstream_failed(h, fr < 0 ? why : "unexpected 101 Switching Protocols");
-            return;
+            return 1;
         }
         if (fr == HTTP_BODY_UNTIL_CLOSE)
             h->keep_alive = 0;
@@ -292,7 +295,7 @@ static void pump_response(struct hconn *h)
         free(rh);
         if (rc < 0) {
             upstream_failed(h, "out of memory");
-            return;
+            return 1;
         }
         h->resp_started = 1;
         if (interim)
@@ -305,29 +308,29 @@ static void pump_response(struct hconn *h)
         int r = move_body(in, out, h->resp_body, &h->resp_left, &h->resp_ch, &h->p->bytes_down);
         if (r < 0) {
             upstream_failed(h, "malformed chunked body");
-            return;
+            return 1;
         }
         if (r == 1) {
             response_done(h);
-            return;
+            return 1;
         }
         if (evbuffer_get_length(out) >= HTTP_HIGH)
             bufferevent_disable(h->u, EV_READ);
     }
+    return 0;
 }
 
 static void upstream_read_cb(struct bufferevent *bev, void *arg)
 {
-    pump_response(arg);
+    (void)pump_response(arg);
 }
 
 static void upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 {
     struct hconn *h = arg;
     if (what & BEV_EVENT_EOF) {
-        pump_response(h);
-        if (h->u != bev)
-            return; /* the response ended (or failed) while pumping */
+        if (pump_response(h))
+            return; /* ended (or failed) while pumping: h may be freed */
         if (h->resp == R_BODY && h->resp_body == HTTP_BODY_UNTIL_CLOSE) {
             h->keep_alive = 0;
             response_done(h);
