@@ -113,6 +113,8 @@ static void upstream_read_cb(struct bufferevent *bev, void *arg)
     finish(d, DIAL_OK, NULL);
 }
 
+static void connect_event_cb(struct bufferevent *bev, short what, void *arg);
+
 static void send_upstream_connect(struct dial *d)
 {
     const struct sockaddr *sa = (const struct sockaddr *)&d->addrs[d->next - 1];
@@ -141,7 +143,8 @@ static void send_upstream_connect(struct dial *d)
         return;
     }
     d->upstream_phase = 1;
-    bufferevent_setcb(d->bev, upstream_read_cb, NULL, NULL, d);
+    /* The event callback stays: an upstream that hangs up fails the dial now. */
+    bufferevent_setcb(d->bev, upstream_read_cb, NULL, connect_event_cb, d);
     bufferevent_enable(d->bev, EV_READ);
 }
 

@@ -41,6 +41,30 @@ static long next_line(const char *buf, size_t len, size_t off, size_t *eol)
     return (long)(lf - buf) + 1;
 }
 
+struct line_msgs {
+    const char *bare_cr, *too_long;
+};
+static const struct line_msgs REQUEST_LINE = {"bare CR in request line", "request line too long"};
+static const struct line_msgs STATUS_LINE = {"bare CR in status line", "status line too long"};
+static const struct line_msgs FIELD_LINE = {"bare CR in header", "head too large"};
+
+/* next_line within the head's size limit: the offset after the line (> 0),
+ * 0 when more bytes are needed, or -1 with *why. */
+static long head_line(const char *buf, size_t len, size_t off, size_t *eol,
+                      const struct line_msgs *m, const char **why)
+{
+    long next = next_line(buf, len, off, eol);
+    if (next < 0) {
+        *why = m->bare_cr;
+        return -1;
+    }
+    if ((next == 0 && len >= HTTP_MAX_HEAD) || (size_t)next > HTTP_MAX_HEAD) {
+        *why = m->too_long;
+        return -1;
+    }
+    return next;
+}
+
 static int parse_version(const char *p, size_t n, int *minor)
 {
     if (n != 8 || memcmp(p, "HTTP/1.", 7) != 0 || (p[7] != '0' && p[7] != '1'))
@@ -54,22 +78,9 @@ static int parse_fields(const char *buf, size_t len, size_t off, struct http_hea
 {
     for (;;) {
         size_t eol;
-        long next = next_line(buf, len, off, &eol);
-        if (next < 0) {
-            *why = "bare CR in header";
-            return -1;
-        }
-        if (next == 0) {
-            if (len >= HTTP_MAX_HEAD) {
-                *why = "head too large";
-                return -1;
-            }
-            return 0;
-        }
-        if ((size_t)next > HTTP_MAX_HEAD) {
-            *why = "head too large";
-            return -1;
-        }
+        long next = head_line(buf, len, off, &eol, &FIELD_LINE, why);
+        if (next <= 0)
+            return (int)next;
         if (eol == off) {
             h->len = (size_t)next;
             return (int)next;
@@ -124,18 +135,9 @@ int http_parse_request(const char *buf, size_t len, struct http_head *h, const c
         off += buf[off] == '\r' ? 2 : 1;
     }
     size_t eol;
-    long next = next_line(buf, len, off, &eol);
-    if (next < 0) {
-        *why = "bare CR in request line";
-        return -1;
-    }
-    if (next == 0) {
-        if (len >= HTTP_MAX_HEAD) {
-            *why = "request line too long";
-            return -1;
-        }
-        return 0;
-    }
+    long next = head_line(buf, len, off, &eol, &REQUEST_LINE, why);
+    if (next <= 0)
+        return (int)next;
     const char *l = buf + off;
     size_t ln = eol - off;
     const char *sp1 = memchr(l, ' ', ln);
@@ -171,18 +173,9 @@ int http_parse_response(const char *buf, size_t len, struct http_head *h, const 
 {
     memset(h, 0, sizeof *h);
     size_t eol;
-    long next = next_line(buf, len, 0, &eol);
-    if (next < 0) {
-        *why = "bare CR in status line";
-        return -1;
-    }
-    if (next == 0) {
-        if (len >= HTTP_MAX_HEAD) {
-            *why = "status line too long";
-            return -1;
-        }
-        return 0;
-    }
+    long next = head_line(buf, len, 0, &eol, &STATUS_LINE, why);
+    if (next <= 0)
+        return (int)next;
     if (eol < 12 || parse_version(buf, 8, &h->minor) < 0 || buf[8] != ' ' ||
         (eol > 12 && buf[12] != ' ')) {
         *why = "malformed status line";

@@ -77,15 +77,10 @@ static void hconn_close_link(struct pair_link *l)
     hconn_free((struct hconn *)l);
 }
 
-/* A final answer from the proxy itself; the connection closes after it. */
-static void reply(struct hconn *h, int code, const char *phrase, const char *extra_headers,
-                  const char *body)
+/* No more requests on this connection: drop the upstream, flush what the
+ * client is owed, then close. */
+static void close_after_flush(struct hconn *h)
 {
-    struct evbuffer *out = bufferevent_get_output(h->c);
-    evbuffer_add_printf(out,
-                        "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                        "Content-Length: %zu\r\n%sConnection: close\r\n\r\n%s",
-                        code, phrase, strlen(body), extra_headers ? extra_headers : "", body);
     if (h->u) {
         bufferevent_free(h->u);
         h->u = NULL;
@@ -95,6 +90,18 @@ static void reply(struct hconn *h, int code, const char *phrase, const char *ext
     /* A client that stops reading must not keep us forever. */
     bufferevent_set_timeouts(h->c, NULL, &h->p->idle_tv);
     bufferevent_enable(h->c, EV_WRITE);
+}
+
+/* A final answer from the proxy itself; the connection closes after it. */
+static void reply(struct hconn *h, int code, const char *phrase, const char *extra_headers,
+                  const char *body)
+{
+    struct evbuffer *out = bufferevent_get_output(h->c);
+    evbuffer_add_printf(out,
+                        "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                        "Content-Length: %zu\r\n%sConnection: close\r\n\r\n%s",
+                        code, phrase, strlen(body), extra_headers ? extra_headers : "", body);
+    close_after_flush(h);
 }
 
 static void reply_refused(struct hconn *h, const char *reason)
@@ -139,9 +146,7 @@ static void response_done(struct hconn *h)
     bufferevent_free(h->u);
     h->u = NULL;
     if (!h->req_done || !h->keep_alive) {
-        h->state = H_CLOSING;
-        bufferevent_disable(h->c, EV_READ);
-        bufferevent_set_timeouts(h->c, NULL, &h->p->idle_tv);
+        close_after_flush(h);
         closing_check(h);
         return;
     }
@@ -198,6 +203,24 @@ static int move_body(struct evbuffer *src, struct evbuffer *dst, int framing, ui
     return done;
 }
 
+/* The end-to-end headers of hd, except one named skip (NULL: none). */
+static int add_headers(struct evbuffer *b, const struct http_head *hd, const char *skip)
+{
+    int rc = 0;
+    size_t skiplen = skip ? strlen(skip) : 0;
+    for (size_t i = 0; i < hd->nh; i++) {
+        const struct http_header *f = &hd->h[i];
+        if (http_is_hop_by_hop(hd, f) ||
+            (skip && f->nlen == skiplen && strncasecmp(f->name, skip, skiplen) == 0))
+            continue;
+        rc |= evbuffer_add(b, f->name, f->nlen);
+        rc |= evbuffer_add(b, ": ", 2);
+        rc |= evbuffer_add(b, f->value, f->vlen);
+        rc |= evbuffer_add(b, "\r\n", 2);
+    }
+    return rc;
+}
+
 static int write_response_head(struct hconn *h, const struct http_head *rh)
 {
     struct evbuffer *out = bufferevent_get_output(h->c);
@@ -210,15 +233,7 @@ static int write_response_head(struct hconn *h, const struct http_head *rh)
         sl--;
     int rc = evbuffer_add(out, buf, sl);
     rc |= evbuffer_add(out, "\r\n", 2);
-    for (size_t i = 0; i < rh->nh; i++) {
-        const struct http_header *hd = &rh->h[i];
-        if (http_is_hop_by_hop(rh, hd))
-            continue;
-        rc |= evbuffer_add(out, hd->name, hd->nlen);
-        rc |= evbuffer_add(out, ": ", 2);
-        rc |= evbuffer_add(out, hd->value, hd->vlen);
-        rc |= evbuffer_add(out, "\r\n", 2);
-    }
+    rc |= add_headers(out, rh, NULL);
     if (rh->status >= 200)
         rc |= evbuffer_add_printf(out, "Connection: %s\r\n", h->keep_alive ? "keep-alive" : "close") < 0;
     rc |= evbuffer_add(out, "\r\n", 2);
@@ -236,45 +251,42 @@ static void upstream_failed(struct hconn *h, const char *why)
     }
     /* Part of the response is out: all we can do is cut the connection. */
     h->keep_alive = 0;
-    h->state = H_CLOSING;
-    if (h->u) {
-        bufferevent_free(h->u);
-        h->u = NULL;
-    }
-    bufferevent_disable(h->c, EV_READ);
-    bufferevent_set_timeouts(h->c, NULL, &h->p->idle_tv);
+    close_after_flush(h);
     closing_check(h);
 }
 
-static void pump_response(struct hconn *h)
+/* 1 when this upstream's exchange ended (answered or failed; h may be gone),
+ * 0 when more bytes are awaited. */
+static int pump_response(struct hconn *h)
 {
     struct evbuffer *in = bufferevent_get_input(h->u);
     struct evbuffer *out = bufferevent_get_output(h->c);
     while (h->resp == R_HEAD) {
         size_t n = evbuffer_get_length(in);
         if (n == 0)
-            return;
+            return 0;
         if (n > HTTP_MAX_HEAD)
             n = HTTP_MAX_HEAD;
         const char *buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)n);
-        struct http_head *rh = malloc(sizeof *rh);
+        struct http_head *rh = buf ? malloc(sizeof *rh) : NULL;
         if (!rh) {
             upstream_failed(h, "out of memory");
-            return;
+            return 1;
         }
         const char *why = NULL;
         int r = http_parse_response(buf, n, rh, &why);
         if (r <= 0) {
             free(rh);
-            if (r < 0)
-                upstream_failed(h, why);
-            return;
+            if (r == 0)
+                return 0;
+            upstream_failed(h, why);
+            return 1;
         }
         int fr = http_response_body(rh, h->req_head, &h->resp_left, &why);
         if (fr < 0 || rh->status == 101) {
             free(rh);
             upstream_failed(h, fr < 0 ? why : "unexpected 101 Switching Protocols");
-            return;
+            return 1;
         }
         if (fr == HTTP_BODY_UNTIL_CLOSE)
             h->keep_alive = 0;
@@ -283,7 +295,7 @@ static void pump_response(struct hconn *h)
         free(rh);
         if (rc < 0) {
             upstream_failed(h, "out of memory");
-            return;
+            return 1;
         }
         h->resp_started = 1;
         if (interim)
@@ -296,29 +308,29 @@ static void pump_response(struct hconn *h)
         int r = move_body(in, out, h->resp_body, &h->resp_left, &h->resp_ch, &h->p->bytes_down);
         if (r < 0) {
             upstream_failed(h, "malformed chunked body");
-            return;
+            return 1;
         }
         if (r == 1) {
             response_done(h);
-            return;
+            return 1;
         }
         if (evbuffer_get_length(out) >= HTTP_HIGH)
             bufferevent_disable(h->u, EV_READ);
     }
+    return 0;
 }
 
 static void upstream_read_cb(struct bufferevent *bev, void *arg)
 {
-    pump_response(arg);
+    (void)pump_response(arg);
 }
 
 static void upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 {
     struct hconn *h = arg;
     if (what & BEV_EVENT_EOF) {
-        pump_response(h);
-        if (h->u != bev)
-            return; /* the response ended (or failed) while pumping */
+        if (pump_response(h))
+            return; /* ended (or failed) while pumping: h may be freed */
         if (h->resp == R_BODY && h->resp_body == HTTP_BODY_UNTIL_CLOSE) {
             h->keep_alive = 0;
             response_done(h);
@@ -410,16 +422,8 @@ static int build_forward_head(struct hconn *h, const struct http_head *rq,
     rc |= evbuffer_add_printf(b, " HTTP/1.%d\r\nHost: ", rq->minor) < 0;
     rc |= evbuffer_add(b, t->authority, t->alen);
     rc |= evbuffer_add(b, "\r\n", 2);
-    for (size_t i = 0; i < rq->nh; i++) {
-        const struct http_header *hd = &rq->h[i];
-        if (http_is_hop_by_hop(rq, hd) ||
-            (hd->nlen == 4 && strncasecmp(hd->name, "host", 4) == 0))
-            continue;
-        rc |= evbuffer_add(b, hd->name, hd->nlen);
-        rc |= evbuffer_add(b, ": ", 2);
-        rc |= evbuffer_add(b, hd->value, hd->vlen);
-        rc |= evbuffer_add(b, "\r\n", 2);
-    }
+    /* Host is ours: the authority that was judged. */
+    rc |= add_headers(b, rq, "host");
     rc |= evbuffer_add(b, "Connection: close\r\n\r\n", 21);
     return rc ? -1 : 0;
 }

@@ -58,7 +58,10 @@ struct resolver *resolver_new(struct event_base *base, const char *hosts_file,
         free(r);
         return NULL;
     }
-    int opts = DNS_OPTIONS_ALL;
+    /* No search list ("search", "domain" or the host's own domain): the name
+     * resolved must be the name the rules judged, never that name with a
+     * suffix appended after an NXDOMAIN. */
+    int opts = DNS_OPTIONS_ALL & ~DNS_OPTION_SEARCH;
     if (hosts_file)
         opts &= ~DNS_OPTION_HOSTSFILE;
     /* A missing resolv.conf leaves the default nameserver; names in the

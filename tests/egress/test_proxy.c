@@ -5,8 +5,10 @@
  */
 #include <arpa/inet.h>
 #include <check.h>
+#include <ctype.h>
 #include <netinet/in.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -723,6 +725,134 @@ START_TEST(test_upstream_chaining)
 }
 END_TEST
 
+START_TEST(test_upstream_hangs_up)
+{
+    /* An upstream proxy that reads the CONNECT and closes: the client hears
+     * at once that the upstream failed, not a timeout after the dial limit. */
+    struct env e;
+    env_up(&e, 1, ALLOW_LOCAL, NULL);
+    loop_stop(&e.loop);
+    uint16_t upport;
+    int lf = listen_loopback(AF_INET, &upport);
+    ck_assert_int_ge(lf, 0);
+    char upurl[64];
+    snprintf(upurl, sizeof upurl, "http://127.0.0.1:%u", upport);
+    struct vrec v2;
+    vrec_init(&v2);
+    struct egress_pair *p = pair_new(&e, e.spec, -1, -1, &v2, 0, upurl);
+    loop_start(&e.loop);
+
+    int fd = tcp_connect("127.0.0.1", egress_pair_http_port(p));
+    sendf(fd, "CONNECT localhost:%u HTTP/1.1\r\n\r\n", e.srv.port4);
+    struct pollfd pl = {lf, POLLIN, 0};
+    ck_assert_int_eq(poll(&pl, 1, 2000), 1);
+    int ufd = accept(lf, NULL, NULL);
+    ck_assert_int_ge(ufd, 0);
+    char req[512];
+    size_t n = 0;
+    while (n < 4 || memcmp(req + n - 4, "\r\n\r\n", 4) != 0) {
+        ck_assert_uint_lt(n, sizeof req);
+        ck_assert_int_eq(recv_exact(ufd, req + n++, 1), 0);
+    }
+    ck_assert_int_eq(memcmp(req, "CONNECT 127.0.0.1:", 18), 0);
+    close(ufd);
+    ck_assert_int_eq(read_connect_response(fd, e.resp, sizeof e.resp, &e.body), 502);
+    ck_assert_ptr_nonnull(strstr(e.body, "upstream proxy closed"));
+    close(fd);
+    close(lf);
+    loop_stop(&e.loop);
+    egress_pair_free(p);
+    loop_start(&e.loop);
+    env_down(&e);
+}
+END_TEST
+
+/* Answers every DNS query on udp with NXDOMAIN until fd is readable (at most
+ * 4 s); appends each query name, newline-terminated, to names. */
+static void dns_nxdomain_until(int udp, int fd, char *names, size_t cap)
+{
+    names[0] = '\0';
+    for (int turns = 0; turns < 400; turns++) {
+        struct pollfd pl[2] = {{udp, POLLIN, 0}, {fd, POLLIN, 0}};
+        ck_assert_int_ge(poll(pl, 2, 10), 0);
+        if (pl[1].revents)
+            return;
+        if (!pl[0].revents)
+            continue;
+        uint8_t q[512];
+        struct sockaddr_storage from;
+        socklen_t fl = sizeof from;
+        ssize_t n = recvfrom(udp, q, sizeof q, 0, (struct sockaddr *)&from, &fl);
+        if (n < 17)
+            continue;
+        size_t o = 12;
+        char name[300] = "";
+        while (o < (size_t)n && q[o] && q[o] < 64 && o + 1 + q[o] < (size_t)n) {
+            strncat(name, (const char *)q + o + 1, q[o] < sizeof name - strlen(name) - 2
+                                                       ? q[o]
+                                                       : sizeof name - strlen(name) - 2);
+            strcat(name, ".");
+            o += 1 + q[o];
+        }
+        size_t qend = o + 5; /* the root label, QTYPE, QCLASS */
+        if (qend > (size_t)n)
+            continue;
+        for (char *c = name; *c; c++) /* resolvers randomise the case (0x20) */
+            *c = (char)tolower((unsigned char)*c);
+        snprintf(names + strlen(names), cap - strlen(names), "%s\n", name);
+        q[2] = 0x80 | (q[2] & 0x79); /* QR, opcode and RD kept */
+        q[3] = 0x83;                 /* RA, NXDOMAIN */
+        memset(q + 6, 0, 6);         /* no answer, authority or additional records */
+        (void)sendto(udp, q, qend, 0, (struct sockaddr *)&from, fl);
+    }
+}
+
+START_TEST(test_resolves_the_judged_name_only)
+{
+    /* With a search list, a resolver that appends it would connect to a
+     * name nobody judged ("nx.example.test.corp.test"), so the allowlist
+     * and denylist would not decide where the connection goes. */
+    struct env e;
+    env_up(&e, 1, ALLOW_LOCAL, NULL);
+    loop_stop(&e.loop);
+    int udp = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(udp, 0);
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    ck_assert_int_eq(bind(udp, (struct sockaddr *)&sin, sizeof sin), 0);
+    socklen_t sl = sizeof sin;
+    ck_assert_int_eq(getsockname(udp, (struct sockaddr *)&sin, &sl), 0);
+    char conf[200], rpath[300];
+    snprintf(conf, sizeof conf,
+             "nameserver 127.0.0.1:%u\nsearch corp.test\noptions ndots:1 timeout:1 attempts:1\n",
+             ntohs(sin.sin_port));
+    write_temp("resolv.conf", conf, rpath, sizeof rpath);
+    char saved[300];
+    snprintf(saved, sizeof saved, "%s", e.resolv);
+    snprintf(e.resolv, sizeof e.resolv, "%s", rpath);
+    struct vrec v2;
+    vrec_init(&v2);
+    struct egress_pair *p = pair_new(&e, e.spec, -1, -1, &v2, 0, NULL);
+    snprintf(e.resolv, sizeof e.resolv, "%s", saved);
+    loop_start(&e.loop);
+
+    char names[2048];
+    int fd = tcp_connect("127.0.0.1", egress_pair_http_port(p));
+    sendf(fd, "CONNECT nx.example.test:443 HTTP/1.1\r\n\r\n");
+    dns_nxdomain_until(udp, fd, names, sizeof names);
+    ck_assert_int_eq(read_connect_response(fd, e.resp, sizeof e.resp, &e.body), 502);
+    ck_assert_ptr_nonnull(strstr(e.body, "resolve"));
+    close(fd);
+    ck_assert_msg(strstr(names, "nx.example.test.\n") != NULL, "queries: %s", names);
+    ck_assert_msg(strstr(names, "corp.test") == NULL, "searched: %s", names);
+    close(udp);
+    loop_stop(&e.loop);
+    egress_pair_free(p);
+    loop_start(&e.loop);
+    remove_temp(rpath);
+    env_down(&e);
+}
+END_TEST
+
 START_TEST(test_bulk_and_counters)
 {
     struct env e;
@@ -812,6 +942,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_credentials);
     tcase_add_test(tc, test_passed_listeners);
     tcase_add_test(tc, test_upstream_chaining);
+    tcase_add_test(tc, test_upstream_hangs_up);
+    tcase_add_test(tc, test_resolves_the_judged_name_only);
     tcase_add_test(tc, test_free_with_work_in_flight);
     suite_add_tcase(s, tc);
     TCase *bulk = tcase_create("bulk");
