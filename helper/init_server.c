@@ -259,8 +259,11 @@ static void handle_msg(struct server *sv, const struct init_msg *m, int *fds, si
         /* No reply: the exit report that follows is the answer, and a kill
          * of an exec that already ended is a harmless no-op. */
         struct iexec *x = find_exec(sv, m->id);
-        if (x && m->a > 0 && m->a < NSIG)
-            kill(-x->pid, m->a);
+        /* Until the child's setsid() its group does not exist yet (the host
+         * may kill the moment it hears STARTED): then the child itself,
+         * which has started nothing of its own so far. */
+        if (x && m->a > 0 && m->a < NSIG && kill(-x->pid, m->a) < 0 && errno == ESRCH)
+            kill(x->pid, m->a);
         return;
     }
     case INIT_MSG_SUSPEND:

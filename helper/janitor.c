@@ -52,22 +52,146 @@ struct janitor {
     char **bwrap_argv;
 };
 
-static void cleanup(struct janitor *j)
+/*
+ * Removes what the launch left. Placeholders only when the sandbox is known
+ * to be gone (sandbox_gone): unlinking a mount point on the host while a
+ * sandbox still runs detaches the read-only mount over it in there.
+ */
+static void cleanup(struct janitor *j, int sandbox_gone)
 {
-    /* Deepest first, in case one placeholder sits inside another. */
-    for (size_t i = j->nph; i-- > 0;) {
-        placeholder_remove(&j->ph[i]);
-        free((char *)j->ph[i].path);
-    }
-    free(j->ph);
-    j->ph = NULL;
-    j->nph = 0;
-    /* A reaped task leaves its cgroup a moment later: retry EBUSY briefly. */
+    /* Cgroups first: an empty cgroup also says every sandbox process has
+     * exited, not just bwrap. A reaped task leaves its cgroup a moment
+     * later: retry EBUSY briefly. */
     for (size_t i = j->ncg; i-- > 0;)
         for (int k = 0; k < 200 && rmdir(j->cgroups[i]) < 0 && errno == EBUSY; k++) {
             struct timespec ts = {0, 1000000};
             nanosleep(&ts, NULL);
         }
+    /* Deepest first, in case one placeholder sits inside another. */
+    for (size_t i = j->nph; i-- > 0;) {
+        if (sandbox_gone)
+            placeholder_remove(&j->ph[i]);
+        free((char *)j->ph[i].path);
+    }
+    free(j->ph);
+    j->ph = NULL;
+    j->nph = 0;
+}
+
+/*
+ * What must be gone before placeholders may go: bwrap, and the sandbox's
+ * PID 1 (bwrap's child). A killed bwrap is seen gone at once, while its
+ * PID 1 (--die-with-parent) and every process in there die a moment later.
+ */
+#define JANITOR_INITS 4
+struct sandbox {
+    int pidfd; /* bwrap */
+    int init[JANITOR_INITS];
+    size_t ninit;
+    int killed;
+};
+
+/* 0 once pidfd's process has exited, -1 when that cannot be known in time. */
+static int wait_exit(int pidfd, int timeout_ms)
+{
+    for (;;) {
+        struct pollfd p = {.fd = pidfd, .events = POLLIN};
+        int r = poll(&p, 1, timeout_ms);
+        if (r > 0 && (p.revents & POLLIN))
+            return 0;
+        if (r < 0 && errno == EINTR)
+            continue;
+        return -1;
+    }
+}
+
+static pid_t pid_of_pidfd(int pidfd)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    long pid = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "Pid: %ld", &pid) == 1)
+            break;
+    fclose(f);
+    return pid > 0 ? (pid_t)pid : -1;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    const char *rp = strrchr(buf, ')'); /* the name may hold anything */
+    int ppid;
+    return rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 ? ppid : -1;
+}
+
+/* pidfds of bwrap's children, taken while bwrap still holds them. */
+static void take_inits(struct sandbox *sb)
+{
+    pid_t bw = pid_of_pidfd(sb->pidfd);
+    if (bw <= 0)
+        return;
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)bw, (int)bw);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    long c;
+    while (sb->ninit < JANITOR_INITS && fscanf(f, "%ld", &c) == 1) {
+        int fd = pidfd_open((pid_t)c, 0);
+        if (fd < 0)
+            continue;
+        /* a reused pid would be someone else's child */
+        if (parent_of((pid_t)c) == bw)
+            sb->init[sb->ninit++] = fd;
+        else
+            close(fd);
+    }
+    fclose(f);
+    /* Only while bwrap still lives is its pid (and so that list) its own. */
+    if (wait_exit(sb->pidfd, 0) == 0) {
+        for (size_t i = 0; i < sb->ninit; i++)
+            close(sb->init[i]);
+        sb->ninit = 0;
+    }
+}
+
+static void kill_sandbox(struct sandbox *sb)
+{
+    if (sb->killed)
+        return;
+    take_inits(sb);
+    pidfd_send_signal(sb->pidfd, SIGKILL, NULL, 0);
+    for (size_t i = 0; i < sb->ninit; i++)
+        pidfd_send_signal(sb->init[i], SIGKILL, NULL, 0);
+    sb->killed = 1;
+}
+
+/* Ends the sandbox if it still runs; 0 once all of it is gone. */
+static int end_sandbox(struct sandbox *sb, int bwrap_gone)
+{
+    if (!bwrap_gone) {
+        kill_sandbox(sb);
+        if (wait_exit(sb->pidfd, -1) < 0)
+            return -1;
+    }
+    int r = 0;
+    for (size_t i = 0; i < sb->ninit; i++)
+        if (wait_exit(sb->init[i], 10000) < 0)
+            r = -1;
+    return r;
 }
 
 static int parse(int argc, char **argv, struct janitor *j)
@@ -235,31 +359,32 @@ int janitor_main(int argc, char **argv)
         child = start_bwrap(&j);
         if (child < 0) {
             fprintf(stderr, "ccsb-init janitor: fork: %s\n", strerror(errno));
-            cleanup(&j);
+            cleanup(&j, 1);
             return 2;
         }
         pidfd = pidfd_open(child, 0);
         if (pidfd < 0) {
             kill(child, SIGKILL);
             waitpid(child, NULL, 0);
-            cleanup(&j);
+            cleanup(&j, 1);
             return 2;
         }
     }
     /* The host's fds for bwrap (control socket, args) must not be held here. */
     int keep[3] = {watch, sfd, pidfd};
+    struct sandbox sb = {.pidfd = pidfd};
     if (close_others(keep, 3) < 0) {
         fprintf(stderr, "ccsb-init janitor: close_range: %s\n", strerror(errno));
-        pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+        kill_sandbox(&sb);
     }
 
-    int status = 0, killed = 0, watch_open = 1;
+    int status = 0, watch_open = 1, gone = 0;
     for (;;) {
         struct pollfd p[3] = {{.fd = watch_open ? watch : -1, .events = POLLIN},
                               {.fd = sfd, .events = POLLIN},
                               {.fd = pidfd, .events = POLLIN}};
         if (poll(p, 3, -1) < 0 && errno != EINTR)
-            break;
+            break; /* (then the sandbox is ended below before any cleanup) */
         int end = 0;
         if (p[0].revents && read_records(&j, watch) == 1) {
             end = 1;
@@ -272,21 +397,21 @@ int janitor_main(int argc, char **argv)
                 if (si.ssi_signo != SIGCHLD)
                     end = 1;
         }
-        if (end && !killed) {
-            /* bwrap's --die-with-parent then takes its whole sandbox down */
-            pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
-            killed = 1;
+        if (end)
+            kill_sandbox(&sb);
+        if (p[2].revents & POLLIN) {
+            gone = 1; /* bwrap is gone (and its PID 1 with it, unless we killed bwrap) */
+            break;
         }
-        if (p[2].revents & POLLIN)
-            break; /* bwrap is gone: so is every sandbox process */
     }
+    gone = end_sandbox(&sb, gone) == 0;
     /* Records written just before the end are still in the pipe. */
     while (watch_open && read_records(&j, watch) == 0)
         ;
     if (child > 0)
         while (waitpid(child, &status, 0) < 0 && errno == EINTR)
             ;
-    cleanup(&j);
+    cleanup(&j, gone);
     if (child <= 0)
         return 0;
     if (WIFEXITED(status))

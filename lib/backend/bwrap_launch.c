@@ -227,15 +227,18 @@ static int reap_within(pid_t pid, int pidfd, int timeout_ms)
     }
 }
 
-static void end_child(pid_t *pid, int pidfd, int timeout_ms)
+/* 0 once the child is reaped, -1 when it would not die even after SIGKILL. */
+static int end_child(pid_t *pid, int pidfd, int timeout_ms)
 {
     if (*pid <= 0)
-        return;
-    if (reap_within(*pid, pidfd, timeout_ms) < 0) {
+        return 0;
+    int r = reap_within(*pid, pidfd, timeout_ms);
+    if (r < 0) {
         kill(*pid, SIGKILL);
-        reap_within(*pid, pidfd, timeout_ms);
+        r = reap_within(*pid, pidfd, timeout_ms);
     }
     *pid = 0;
+    return r;
 }
 
 static void remove_placeholders(struct bwrap_session *bs)
@@ -262,10 +265,13 @@ void bwrap_teardown(struct ccsb_session *s, struct bwrap_session *bs)
         bwrap_send(bs, &m, NULL, 0);
     }
     close_fd(&bs->ctrl);
-    end_child(&bs->pid, bs->pidfd, STOP_TIMEOUT_MS);
-    /* The sandbox is gone: its mount points are plain files and directories
-     * again. The janitor would remove them too; whoever comes first wins. */
-    remove_placeholders(bs);
+    /* Only once the sandbox is gone are its mount points plain files and
+     * directories again: unlinking one while a sandbox still runs would
+     * detach the read-only mount over it there. The janitor would remove
+     * them too; whoever comes first wins, and a bwrap that would not die
+     * leaves them to the janitor, which waits for it. */
+    if (end_child(&bs->pid, bs->pidfd, STOP_TIMEOUT_MS) == 0)
+        remove_placeholders(bs);
     close_fd(&bs->watch_w);
     end_child(&bs->janitor, -1, STOP_TIMEOUT_MS);
     free_placeholders(bs);

@@ -247,6 +247,21 @@ START_TEST(kill_and_timeout)
 }
 END_TEST
 
+/* A kill sent the moment the exec is reported started, before its child
+ * became its own process group, still ends it. */
+START_TEST(kill_right_after_start)
+{
+    launch();
+    for (int i = 0; i < 40; i++) {
+        uint64_t id = h_start(&h, "sleep 30", 0, 0);
+        ck_assert_int_eq(ccsb_exec_kill(h.s, id), 0);
+        ck_assert_msg(h_wait(&h, id, 5000) == 0, "round %d: the killed exec still runs", i);
+        ck_assert_int_eq(h_exec(&h, id)->sig, SIGKILL);
+        h.n = 0; /* keep the harness's table from filling */
+    }
+}
+END_TEST
+
 START_TEST(environment)
 {
     setenv("LD_PRELOAD", "/nonexistent/evil.so", 1);
@@ -437,6 +452,7 @@ static Suite *suite(void)
     tcase_add_test(tc, git_commit_in_existing_repo);
     tcase_add_test(tc, background_outlives_exec_until_stop);
     tcase_add_test(tc, kill_and_timeout);
+    tcase_add_test(tc, kill_right_after_start);
     tcase_add_test(tc, environment);
     tcase_add_test(tc, home_not_visible_unless_bound);
     tcase_add_test(tc, only_sandbox_processes);
