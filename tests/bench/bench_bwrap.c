@@ -288,7 +288,11 @@ int main(int argc, char **argv)
     int rounds = argc > 1 ? atoi(argv[1]) : 30;
     if (rounds < 3)
         rounds = 3;
-    char ws[] = "/tmp/ccsb-bench-XXXXXX";
+    /* The workspace's file system matters (placeholders are created and
+     * removed in it per launch): $TMPDIR picks it, /tmp by default. */
+    const char *tmp = getenv("TMPDIR");
+    char ws[4096];
+    snprintf(ws, sizeof ws, "%s/ccsb-bench-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
     if (!mkdtemp(ws))
         die("mkdtemp", strerror(errno));
     chmod(ws, 0755);
