@@ -65,6 +65,27 @@ void ctx_remove_session(struct ccsb_ctx *ctx, struct ccsb_session *s);
 #define CTX_CHECK_GUARD 0
 int ctx_cached_check(struct ccsb_ctx *ctx, int slot, int (*fn)(char *why, size_t len),
                      char *why, size_t len);
+/* 1 with *result set when the check in slot already ran, else 0 (never
+ * runs it). Any thread. */
+int ctx_cached_check_peek(struct ccsb_ctx *ctx, int slot, int *result);
+
+/*
+ * Immutable objects that cost CPU to build and depend only on a small
+ * plain-value key (the guard's compiled filter per configuration): built
+ * once per context and key, shared read-only by every session of the
+ * context, freed with the context's memory (after its last session).
+ * Any thread.
+ *
+ * ctx_memo_get: the object stored for (slot, key), or NULL.
+ * ctx_memo_put: stores obj (taking it, freed later with free_fn) unless an
+ * object is already stored for the key, in which case obj is freed at once
+ * and the stored one is returned; returns the object to use. NULL when the
+ * memo is full or out of memory: obj stays the caller's.
+ */
+#define CTX_MEMO_GUARD_PROGRAM 0
+void *ctx_memo_get(struct ccsb_ctx *ctx, int slot, const void *key, size_t keylen);
+void *ctx_memo_put(struct ccsb_ctx *ctx, int slot, const void *key, size_t keylen, void *obj,
+                   void (*free_fn)(void *));
 
 /* The cached probe (computed on first use). */
 const struct ccsb_probe_result *ctx_probe(struct ccsb_ctx *ctx);

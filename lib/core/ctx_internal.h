@@ -12,6 +12,7 @@ struct event;
 struct event_base;
 struct call;
 struct pending_destroy;
+struct ctx_memo;
 
 struct ccsb_ctx {
     atomic_int refs;             /* 1 for the handle + 1 per live session */
@@ -62,6 +63,9 @@ struct ccsb_ctx {
     int checks_done[CTX_CHECK_SLOTS];
     int checks_result[CTX_CHECK_SLOTS];
     char checks_why[CTX_CHECK_SLOTS][256];
+    /* ctx_memo: built objects shared by the context's sessions (probe_mu) */
+    struct ctx_memo *memo;
+    size_t n_memo;
 
     struct ccsb_session *sessions; /* loop thread */
     /* destroyed from inside a callback, freed once it returned (loop thread) */
