@@ -241,12 +241,6 @@ static int take_guard(struct server *sv, const struct init_msg *m, int fd)
 
 static void handle_msg(struct server *sv, const struct init_msg *m, int *fds, size_t nfds)
 {
-    if (m->type == INIT_MSG_GUARD_FILTER) {
-        int e = nfds == 1 ? take_guard(sv, m, fds[0]) : EPROTO;
-        close_fds(fds, nfds);
-        reply(sv, m->id, e);
-        return;
-    }
     if (m->type != INIT_MSG_EXEC && nfds) {
         close_fds(fds, nfds);
         nfds = 0;
@@ -330,6 +324,9 @@ static int parse_opts(int argc, char **argv, struct init_opts *o)
         else if (strcmp(argv[i], "--await-go") == 0) {
             o->await_go = 1;
             continue;
+        } else if (strcmp(argv[i], "--await-guard") == 0) {
+            o->await_guard = 1;
+            continue;
         } else if (strcmp(argv[i], "--http-port") == 0 && parse_u64(val, 65535, &v) == 0)
             o->http_port = (int)v;
         else if (strcmp(argv[i], "--socks-port") == 0 && parse_u64(val, 65535, &v) == 0)
@@ -388,6 +385,31 @@ static void await_go(struct server *sv)
         end_sandbox(0); /* the host went away during the launch */
     if (r < 0 || m.type != INIT_MSG_GO)
         fatal_text(sv, "expected GO from the host");
+}
+
+/*
+ * The guard filter every exec loads, sent by the host while we mount (it
+ * compiles it meanwhile). Taken before READY, so READY also says "taken":
+ * no command can ever start without it, and no extra round trip is spent.
+ */
+static void await_guard(struct server *sv)
+{
+    struct pollfd p = {.fd = sv->ctrl, .events = POLLIN};
+    int r = poll(&p, 1, 30000);
+    if (r == 0)
+        fatal_text(sv, "the host never sent the guard filter");
+    struct init_msg m;
+    int fds[INIT_MAX_FDS];
+    size_t nfds = INIT_MAX_FDS;
+    r = r < 0 ? -errno : init_recv(sv->ctrl, &m, fds, &nfds);
+    if (r == 0)
+        end_sandbox(0); /* the host went away during the launch */
+    if (r < 0)
+        fatal(sv, "receiving the guard filter", -r);
+    int e = m.type != INIT_MSG_GUARD_FILTER || nfds != 1 ? EPROTO : take_guard(sv, &m, fds[0]);
+    close_fds(fds, nfds);
+    if (e)
+        fatal(sv, "the guard filter", e);
 }
 
 static void say_ready(struct server *sv)
@@ -476,6 +498,8 @@ int init_main(int argc, char **argv)
     if (setrlimit(RLIMIT_CORE, &no_core) < 0)
         fatal(&sv, "setrlimit(RLIMIT_CORE)", errno);
 
+    if (sv.opts.await_guard)
+        await_guard(&sv);
     say_ready(&sv);
 
     for (;;) {

@@ -58,20 +58,34 @@ static struct bwrap_session *bs_of(struct ccsb_session *s)
     return s->bdata;
 }
 
+static void bs_free_unstarted(struct bwrap_session *bs)
+{
+    bwrap_guard_release(bs);
+    free(bs->helper);
+    free(bs->bwrap);
+    free(bs);
+}
+
 static int bwrap_launch(struct ccsb_session *s, char *err, size_t errlen)
 {
-    struct bwrap_session *bs = calloc(1, sizeof *bs);
-    if (!bs)
-        return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
-    bs->pidfd = bs->ctrl = bs->errfd = bs->watch_w = -1;
-    bs->listeners[0] = bs->listeners[1] = -1;
-    bs->next_req = 1ull << 63;
-    int r = bwrap_start(s, bs, err, errlen);
+    struct bwrap_session *bs = NULL;
+    int r = BWRAP_START_AGAIN;
+    /* Twice at most: a second start knows the guard check's answer. */
+    for (int attempt = 0; r == BWRAP_START_AGAIN && attempt < 2; attempt++) {
+        if (bs)
+            bs_free_unstarted(bs);
+        bs = calloc(1, sizeof *bs);
+        if (!bs)
+            return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+        bs->pidfd = bs->jpidfd = bs->ctrl = bs->errfd = bs->watch_w = -1;
+        bs->listeners[0] = bs->listeners[1] = -1;
+        bs->next_req = 1ull << 63;
+        r = bwrap_start(s, bs, err, errlen);
+    }
+    if (r == BWRAP_START_AGAIN)
+        r = errf(err, errlen, CCSB_E_INTERNAL, "the seccomp guard's support check keeps changing");
     if (r < 0) {
-        bwrap_guard_release(bs);
-        free(bs->helper);
-        free(bs->bwrap);
-        free(bs);
+        bs_free_unstarted(bs);
         return r;
     }
     bs->oom_seen = bwrap_cgroup_oom_kills(&bs->cg);

@@ -15,13 +15,20 @@ struct ccsb_policy;
 struct bwrap_session;
 struct ccsb_ctx;
 
-/* Caller's thread, before the sandbox starts: decides what the guard can
- * do here and builds the program. Fails closed (CCSB_E_POLICY) when the
- * policy has deny-write globs and this host cannot enforce them. Sets
- * *have_guard when create-time globs will be enforced. */
+/* Caller's thread, before the sandbox starts, without running the costly
+ * support check: returns 1 when a program will be sent (ccsb-init must
+ * await it), and sets *have_guard to what bwrap_guard_prepare will most
+ * likely say (the cached check, or 1 while it has not run). */
+int bwrap_guard_expect(struct ccsb_ctx *ctx, int *have_guard);
+/* Caller's thread, while bwrap starts: decides what the guard can do here
+ * and takes the program (built once per context and configuration). Fails
+ * closed (CCSB_E_POLICY) when the policy has deny-write globs and this host
+ * cannot enforce them. Sets *have_guard when create-time globs will be
+ * enforced. */
 int bwrap_guard_prepare(struct ccsb_ctx *ctx, struct bwrap_session *bs, const struct ccsb_policy *p, int *have_guard,
                         char *err, size_t errlen);
-/* Caller's thread, after READY: gives the program to ccsb-init. */
+/* Caller's thread, before READY: gives the program to ccsb-init, which
+ * takes it before it says READY (started with --await-guard). */
 int bwrap_guard_send(struct bwrap_session *bs, char *err, size_t errlen);
 /* Loop thread: starts the supervisor on the session's base. */
 int bwrap_guard_attach(struct ccsb_session *s, struct bwrap_session *bs);

@@ -29,6 +29,7 @@ struct bwrap_session {
     pid_t pid;        /* our child: bwrap, or the janitor that started it (cgroups) */
     int pidfd;        /* of pid */
     pid_t janitor;    /* a janitor watching bwrap from the side, or 0 */
+    int jpidfd;       /* of janitor (-1) */
     int ctrl;         /* host end of the control socket */
     int errfd;        /* read end of bwrap's (and ccsb-init's) stderr */
     int watch_w;      /* janitor's watch pipe, write end (-1 without a janitor) */
@@ -52,6 +53,7 @@ struct bwrap_session {
 
     struct egress_pair *egress; /* the session's proxies (when built in) */
     struct guard_program *guard_prog;   /* the seccomp guard (bwrap_guard.c) */
+    int guard_prog_owned;               /* else shared through the context's memo */
     struct guard_supervisor *guard;     /* answers trapped calls, NULL without notify */
     int guard_notify;                   /* execs hand us a listener */
     struct event *ctrl_ev, *err_ev, *pid_ev;
@@ -75,7 +77,10 @@ struct bwrap_exec {
 /* ---- bwrap_launch.c ---- */
 
 /* Everything up to READY on the caller's thread. On failure nothing is
- * left running or on disk. */
+ * left running or on disk. BWRAP_START_AGAIN: the plan's guess about the
+ * guard was wrong (learnt while bwrap started, now cached in the context);
+ * nothing is left either, start again with a fresh bwrap_session. */
+#define BWRAP_START_AGAIN 1
 int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, size_t errlen);
 /* Ends the sandbox (bounded), reaps our child, removes what launch made. */
 void bwrap_teardown(struct ccsb_session *s, struct bwrap_session *bs);

@@ -187,7 +187,7 @@ static int spawn(pid_t *pid, char *const *argv, const struct fdmap *map, size_t 
 
 /* bwrap's argv, behind the janitor when the janitor must start it (cgroups). */
 static int bwrap_argv(struct bwrap_session *bs, const struct bwrap_plan *plan, int parent,
-                      struct strv *out)
+                      int await_guard, struct strv *out)
 {
     int r = 0;
     if (parent) {
@@ -200,6 +200,8 @@ static int bwrap_argv(struct bwrap_session *bs, const struct bwrap_plan *plan, i
     r |= strv_push(out, bs->bwrap) | strv_push(out, "--args") | strv_push(out, "4");
     for (size_t i = plan->cmd_at; i < plan->argv.n; i++)
         r |= strv_push(out, plan->argv.v[i]);
+    if (await_guard)
+        r |= strv_push(out, "--await-guard");
     return r ? -1 : 0;
 }
 
@@ -273,7 +275,8 @@ void bwrap_teardown(struct ccsb_session *s, struct bwrap_session *bs)
     if (end_child(&bs->pid, bs->pidfd, STOP_TIMEOUT_MS) == 0)
         remove_placeholders(bs);
     close_fd(&bs->watch_w);
-    end_child(&bs->janitor, -1, STOP_TIMEOUT_MS);
+    end_child(&bs->janitor, bs->jpidfd, STOP_TIMEOUT_MS);
+    close_fd(&bs->jpidfd);
     free_placeholders(bs);
     bwrap_cgroup_remove(&bs->cg);
     close_fd(&bs->pidfd);
@@ -482,18 +485,17 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
     if (r < 0)
         return errf(err, errlen, r, "out of memory");
 
-    int have_guard = 0;
-    r = bwrap_guard_prepare(s->ctx, bs, p, &have_guard, err, errlen);
-    if (r < 0) {
-        bwrap_cgroup_remove(&bs->cg);
-        return r;
-    }
+    /* The guard's support check (a forked child) and its compile run while
+     * bwrap builds the namespaces; the plan goes by the likely answer, and
+     * a wrong guess starts over (BWRAP_START_AGAIN) before anything ran. */
+    int expect_guard = 0;
+    int await_guard = bwrap_guard_expect(s->ctx, &expect_guard);
     struct bwrap_opts o = {
         .helper_path = bs->helper,
         .session_tmp = NULL, /* a private tmpfs: nothing to clean on the host */
         .rlimit_as = bs->cg.memory ? 0 : p->memory_max,
         .rlimit_nproc = bs->cg.pids ? 0 : p->pids_max,
-        .have_guard = have_guard,
+        .have_guard = expect_guard,
     };
     struct bwrap_plan plan;
     r = bwrap_plan_build(p, &o, &plan, err, errlen);
@@ -529,7 +531,7 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
     bs->errfd = ep[0];
     bs->watch_w = wp[1];
     sp[0] = ep[0] = wp[1] = -1;
-    if (bwrap_argv(bs, &plan, parent, &argv) < 0) {
+    if (bwrap_argv(bs, &plan, parent, await_guard, &argv) < 0) {
         r = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
         goto fail;
     }
@@ -560,6 +562,11 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
                      strerror(e));
             goto fail;
         }
+        bs->jpidfd = pidfd_open(bs->janitor, 0);
+        if (bs->jpidfd < 0) {
+            r = errf(err, errlen, CCSB_E_IO, "pidfd_open: %s", strerror(errno));
+            goto fail;
+        }
     }
     close_fd(&jpidfd);
     close_fd(&sp[1]);
@@ -575,9 +582,27 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
     r = create_placeholders(bs, &plan, err, errlen);
     if (r < 0)
         goto fail;
+    int have_guard = 0;
+    r = bwrap_guard_prepare(s->ctx, bs, p, &have_guard, err, errlen);
+    if (r < 0)
+        goto fail;
+    if (have_guard != expect_guard) {
+        r = BWRAP_START_AGAIN;
+        goto fail;
+    }
+    if (await_guard && !bs->guard_prog) {
+        r = errf(err, errlen, CCSB_E_INTERNAL, "the guard program is missing");
+        goto fail;
+    }
+    if (await_guard && bwrap_guard_send(bs, err, errlen) < 0) {
+        /* The sandbox ended while starting: wait_ready tells why (bwrap's
+         * own words, the user-namespace diagnosis). */
+        r = wait_ready(s, bs, err, errlen);
+        if (r == 0)
+            r = errf(err, errlen, CCSB_E_LAUNCH, "the sandbox did not take the guard filter");
+        goto fail;
+    }
     r = wait_ready(s, bs, err, errlen);
-    if (r == 0)
-        r = bwrap_guard_send(bs, err, errlen);
     if (r < 0)
         goto fail;
     bwrap_plan_clear(&plan);

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define INIT_PROTO_VERSION 1
+#define INIT_PROTO_VERSION 2
 
 /* The fd number of the control socket inside ccsb-init. */
 #define INIT_CTRL_FD 3
@@ -55,8 +55,10 @@ enum init_msg_type {
     INIT_MSG_GO = 22,     /* the host made the placeholder mount points: mount
                              (only sent when ccsb-init runs with --await-go) */
     INIT_MSG_GUARD_FILTER = 23, /* id; a = seccomp(2) filter flags; fds: [memfd holding
-                                   the BPF program (struct sock_filter[])]. Every later
-                                   exec loads it just before exec; reply: REPLY */
+                                   the BPF program (struct sock_filter[])]. Only before
+                                   READY, to a ccsb-init started with --await-guard;
+                                   READY is the answer (a refusal: FATAL). Every exec
+                                   loads it just before exec */
 };
 
 /* Largest guard program ccsb-init accepts (BPF_MAXINSNS instructions). */
