@@ -250,14 +250,26 @@ static int bwrap_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_
     }
     struct init_msg m;
     init_msg_init(&m, INIT_MSG_EXEC, x->id);
-    int fds[4] = {data, cin, cout, cerr};
+    int fds[6] = {data, cin, cout, cerr, -1, -1};
+    size_t nfds = 4;
     if (req->pty) {
         m.flags = INIT_EXEC_PTY;
         m.a = req->rows;
         m.b = req->cols;
+        nfds = 1;
     }
-    r = bwrap_send(bs, &m, fds, req->pty ? 1 : 4);
+    /* The channel of the spare that will run the next exec. */
+    int pair[2] = {-1, -1};
+    if (bwrap_spare_pair(pair) == 0) {
+        fds[nfds++] = pair[0];
+        fds[nfds++] = pair[1];
+    }
+    r = bwrap_send(bs, &m, fds, nfds);
     close(data);
+    if (pair[0] >= 0) {
+        close(pair[0]);
+        close(pair[1]);
+    }
     if (r < 0) {
         r = errf(err, errlen, CCSB_E_STATE, "the sandbox is not answering: %s",
                  bs->errtail_len ? bs->errtail : "control socket closed");

@@ -89,6 +89,15 @@ void bwrap_teardown(struct ccsb_session *s, struct bwrap_session *bs);
 
 int bwrap_send(struct bwrap_session *bs, const struct init_msg *m, const int *fds, size_t n);
 /*
+ * The spare: ccsb-init forks the next exec's process ahead of its request
+ * (it loads the guard filter meanwhile) and hands it the request over a
+ * socket pair that comes from here, so that no socket of the sandbox's own
+ * network namespace exists. bwrap_spare_pair makes one (0, or -1: then no
+ * spare, every exec forks); bwrap_send_spare sends one on its own.
+ */
+int bwrap_spare_pair(int pair[2]);
+int bwrap_send_spare(struct bwrap_session *bs);
+/*
  * Waits (bounded) for the reply of `type`s matching id; other messages are
  * queued for bwrap_dispatch. With want_fd, a fd sent with the reply lands in
  * *fd_out (else -1). Returns 0, CCSB_E_TIMEDOUT or CCSB_E_IO (sandbox gone).

@@ -29,7 +29,7 @@
 #define INIT_GUEST_PATH "/run/ccsb/ccsb-init"
 
 /* Most fds one message carries. */
-#define INIT_MAX_FDS 4
+#define INIT_MAX_FDS 6
 
 enum init_msg_type {
     /* ccsb-init -> host */
@@ -47,13 +47,19 @@ enum init_msg_type {
     /* host -> ccsb-init */
     INIT_MSG_EXEC = 16,   /* id; flags INIT_EXEC_*; a = rows, b = cols;
                              fds: [data memfd, stdin, stdout, stderr] or
-                                  [data memfd] with INIT_EXEC_PTY */
+                                  [data memfd] with INIT_EXEC_PTY, each optionally
+                                  followed by a spare channel (see INIT_MSG_SPARE) */
     INIT_MSG_KILL = 17,   /* id; a = signal; the exec's process group (no reply) */
     INIT_MSG_SUSPEND = 19,/* stop every process in the sandbox */
     INIT_MSG_RESUME = 20, /* continue them */
     INIT_MSG_STOP = 21,   /* kill every process and exit */
     INIT_MSG_GO = 22,     /* the host made the placeholder mount points: mount
                              (only sent when ccsb-init runs with --await-go) */
+    INIT_MSG_SPARE = 24,  /* fds: [both ends of a fresh AF_UNIX SOCK_SEQPACKET pair]
+                             (no reply). ccsb-init forks the next exec's process ahead
+                             of its request and hands it the request over this pair;
+                             the host makes it so that it lives in the host's network
+                             namespace, invisible in the sandbox's /proc/net/unix */
     INIT_MSG_GUARD_FILTER = 23, /* id; a = seccomp(2) filter flags; fds: [memfd holding
                                    the BPF program (struct sock_filter[])]. Only before
                                    READY, to a ccsb-init started with --await-guard;

@@ -435,6 +435,45 @@ START_TEST(no_fd_or_child_leak)
 }
 END_TEST
 
+/*
+ * The spare (the next exec's process, forked ahead by ccsb-init and holding
+ * the control socket while it waits) is as closed to the sandbox as PID 1,
+ * and killing it from inside costs nothing but its head start: the next
+ * exec still runs and is reported truthfully, pipe or pty.
+ */
+START_TEST(spare_is_closed_and_expendable)
+{
+    launch();
+    h_run(&h, "true"); /* a spare exists from here on */
+    struct h_exec *x = h_run(
+        &h,
+        "for d in /proc/[0-9]*; do p=${d#/proc/}; [ $p = 1 ] && continue; [ $p = $$ ] && continue; "
+        "  grep -q ccsb-init $d/cmdline 2>/dev/null || continue; echo SPARE; "
+        "  for f in 3 4 5 6; do (: > $d/fd/$f) 2>/dev/null && echo REACHED_FD_$f; done; "
+        "  cat $d/environ >/dev/null 2>&1 && echo REACHED_ENV; "
+        "  cat $d/mem >/dev/null 2>&1 && echo REACHED_MEM; "
+        "  python3 -c \"import ctypes,sys; l=ctypes.CDLL(None); "
+        "print('TRACED' if l.ptrace(16, int(sys.argv[1]), 0, 0) == 0 else 'no-trace')\" $p; "
+        "  kill -9 $p && echo KILLED; "
+        "done");
+    ck_assert_int_eq(x->code, 0);
+    ck_assert_msg(strstr(x->out, "SPARE") != NULL, "no spare seen: %s", x->out);
+    ck_assert_msg(strstr(x->out, "REACHED") == NULL, "reached the spare: %s", x->out);
+    ck_assert_msg(strstr(x->out, "TRACED") == NULL, "ptrace of the spare: %s", x->out);
+    ck_assert_msg(strstr(x->out, "KILLED") != NULL, "%s", x->out);
+    h_pump(&h, 100);
+    for (int i = 0; i < 3; i++) {
+        x = h_run(&h, "echo ok; exit 3");
+        ck_assert_int_eq(x->code, 3);
+        ck_assert_str_eq(x->out, "ok\n");
+    }
+    uint64_t id = h_start(&h, "tty", 5, 20);
+    ck_assert_int_eq(h_wait(&h, id, 10000), 0);
+    ck_assert_int_eq(h_exec(&h, id)->code, 0);
+    ck_assert_ptr_nonnull(strstr(h_exec(&h, id)->out, "/dev/pts/"));
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("bwrap_session");
@@ -462,6 +501,7 @@ static Suite *suite(void)
     tcase_add_test(tc, placeholders_removed_at_stop);
     tcase_add_test(tc, egress_through_sandbox_listeners);
     tcase_add_test(tc, no_fd_or_child_leak);
+    tcase_add_test(tc, spare_is_closed_and_expendable);
     suite_add_tcase(s, tc);
     return s;
 }
