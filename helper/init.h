@@ -37,6 +37,7 @@ struct init_opts {
     size_t n_mounts;
     int await_go;   /* wait for the host's GO before mounting */
     int await_guard;/* take the host's guard filter before READY */
+    int await_setup;/* the rest of the options come in the host's SETUP */
     int http_port;  /* 0: ephemeral */
     int socks_port; /* 0: ephemeral */
     uint64_t rlimit_as;    /* 0: none (set only when cgroups are not used) */

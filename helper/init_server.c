@@ -392,8 +392,11 @@ static int mount_op(const char *opt)
     return 0;
 }
 
-static int parse_opts(int argc, char **argv, struct init_opts *o)
+/* argv[0] is skipped. from_setup: the words of the host's SETUP. */
+static int parse_opts(int argc, char **argv, struct init_opts *o, int from_setup)
 {
+    free(o->mounts);
+    o->n_mounts = 0;
     o->mounts = calloc((size_t)argc, sizeof *o->mounts);
     if (!o->mounts)
         return -1;
@@ -408,6 +411,9 @@ static int parse_opts(int argc, char **argv, struct init_opts *o)
             continue;
         } else if (strcmp(argv[i], "--await-guard") == 0) {
             o->await_guard = 1;
+            continue;
+        } else if (strcmp(argv[i], "--setup") == 0 && !from_setup) {
+            o->await_setup = 1;
             continue;
         } else if (strcmp(argv[i], "--http-port") == 0 && parse_u64(val, 65535, &v) == 0)
             o->http_port = (int)v;
@@ -450,6 +456,80 @@ __attribute__((noreturn)) static void fatal_text(struct server *sv, const char *
     init_msg_text(&m, text);
     init_send(sv->ctrl, &m, NULL, 0);
     end_sandbox(1);
+}
+
+/* Reads the whole SETUP memfd (NUL-terminated words) into a buffer that
+ * lives as long as we do: the options point into it. */
+static char **read_words(int fd, int *argc, int *err)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        *err = errno;
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > INIT_SETUP_MAX) {
+        *err = EPROTO;
+        return NULL;
+    }
+    size_t size = (size_t)st.st_size, done = 0;
+    char *buf = malloc(size);
+    if (!buf) {
+        *err = ENOMEM;
+        return NULL;
+    }
+    while (done < size) {
+        ssize_t n = pread(fd, buf + done, size - done, (off_t)done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            *err = n < 0 ? errno : EPROTO;
+            free(buf);
+            return NULL;
+        }
+        done += (size_t)n;
+    }
+    if (buf[size - 1] != '\0') {
+        *err = EPROTO;
+        free(buf);
+        return NULL;
+    }
+    size_t n = 1;
+    for (size_t i = 0; i < size; i++)
+        n += buf[i] == '\0';
+    char **v = calloc(n + 1, sizeof *v);
+    if (!v) {
+        *err = ENOMEM;
+        free(buf);
+        return NULL;
+    }
+    v[0] = "setup";
+    *argc = 1;
+    for (char *p = buf; p < buf + size; p += strlen(p) + 1)
+        v[(*argc)++] = p;
+    return v;
+}
+
+static void await_setup(struct server *sv)
+{
+    struct pollfd p = {.fd = sv->ctrl, .events = POLLIN};
+    int r = poll(&p, 1, 30000);
+    if (r == 0)
+        fatal_text(sv, "the host never sent the setup");
+    struct init_msg m;
+    int fds[INIT_MAX_FDS];
+    size_t nfds = INIT_MAX_FDS;
+    r = r < 0 ? -errno : init_recv(sv->ctrl, &m, fds, &nfds);
+    if (r == 0)
+        end_sandbox(0); /* the host went away during the launch */
+    if (r < 0)
+        fatal(sv, "receiving the setup", -r);
+    int e = EPROTO, argc = 0;
+    char **words = m.type == INIT_MSG_SETUP && nfds == 1 ? read_words(fds[0], &argc, &e) : NULL;
+    close_fds(fds, nfds);
+    if (!words)
+        fatal(sv, "the setup", e);
+    if (parse_opts(argc, words, &sv->opts, 1) < 0)
+        fatal_text(sv, "bad options in the setup");
 }
 
 static void await_go(struct server *sv)
@@ -530,7 +610,7 @@ int init_main(int argc, char **argv)
         fprintf(stderr, "ccsb-init: init must run as PID 1 of a sandbox\n");
         return 2;
     }
-    if (parse_opts(argc, argv, &sv.opts) < 0)
+    if (parse_opts(argc, argv, &sv.opts, 0) < 0)
         return 2;
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
         fatal(&sv, "prctl(PR_SET_DUMPABLE)", errno);
@@ -556,6 +636,11 @@ int init_main(int argc, char **argv)
     sv.sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sv.sigfd < 0)
         fatal(&sv, "signalfd", errno);
+
+    /* bwrap was started before the host knew the policy: the plan's part
+     * of our options comes now. */
+    if (sv.opts.await_setup)
+        await_setup(&sv);
 
     /* The host makes the placeholder mount points while bwrap builds the
      * namespaces; it says GO once they exist. */

@@ -66,20 +66,52 @@ static void bs_free_unstarted(struct bwrap_session *bs)
     free(bs);
 }
 
+static struct bwrap_session *bs_new(void)
+{
+    struct bwrap_session *bs = calloc(1, sizeof *bs);
+    if (!bs)
+        return NULL;
+    bs->pidfd = bs->jpidfd = bs->ctrl = bs->errfd = bs->watch_w = -1;
+    bs->args_w = bs->err_w = -1;
+    bs->listeners[0] = bs->listeners[1] = -1;
+    bs->next_req = 1ull << 63;
+    return bs;
+}
+
+/*
+ * Before the core builds the policy (caller's thread): bwrap is started
+ * now, and waits for its options; its exec and dynamic linking overlap the
+ * policy and the plan. Best effort: without it, launch starts bwrap itself.
+ * Not when limits ask for cgroups (bwrap must then start inside them).
+ */
+static void bwrap_prestart(struct ccsb_session *s)
+{
+    if (s->spec->memory_max || s->spec->pids_max)
+        return;
+    struct bwrap_session *bs = bs_new();
+    char err[256];
+    if (!bs)
+        return;
+    if (bwrap_spawn(s, bs, err, sizeof err) < 0) {
+        bs_free_unstarted(bs);
+        return;
+    }
+    s->bdata = bs;
+}
+
 static int bwrap_launch(struct ccsb_session *s, char *err, size_t errlen)
 {
-    struct bwrap_session *bs = NULL;
+    struct bwrap_session *bs = s->bdata; /* from bwrap_prestart, or NULL */
+    s->bdata = NULL;
     int r = BWRAP_START_AGAIN;
     /* Twice at most: a second start knows the guard check's answer. */
     for (int attempt = 0; r == BWRAP_START_AGAIN && attempt < 2; attempt++) {
-        if (bs)
+        if (attempt)
             bs_free_unstarted(bs);
-        bs = calloc(1, sizeof *bs);
+        if (attempt || !bs)
+            bs = bs_new();
         if (!bs)
             return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
-        bs->pidfd = bs->jpidfd = bs->ctrl = bs->errfd = bs->watch_w = -1;
-        bs->listeners[0] = bs->listeners[1] = -1;
-        bs->next_req = 1ull << 63;
         r = bwrap_start(s, bs, err, errlen);
     }
     if (r == BWRAP_START_AGAIN)
@@ -404,6 +436,13 @@ static void bwrap_destroy(struct ccsb_session *s)
     struct bwrap_session *bs = bs_of(s);
     if (!bs)
         return;
+    if (!bs->started) { /* prestarted, then the launch never came */
+        bs->dead = 1;
+        bwrap_teardown(s, bs);
+        bs_free_unstarted(bs);
+        s->bdata = NULL;
+        return;
+    }
     bwrap_stop(s);
     if (bs->ctrl_ev)
         event_free(bs->ctrl_ev);
@@ -500,6 +539,7 @@ static void bwrap_details(struct ccsb_session *s, json_t *o)
 
 const struct backend_ops backend_bwrap_ops = {
     .name = "bubblewrap",
+    .prestart = bwrap_prestart,
     .launch = bwrap_launch,
     .attach = bwrap_attach,
     .exec = bwrap_exec,

@@ -33,6 +33,9 @@ struct bwrap_session {
     int ctrl;         /* host end of the control socket */
     int errfd;        /* read end of bwrap's (and ccsb-init's) stderr */
     int watch_w;      /* janitor's watch pipe, write end (-1 without a janitor) */
+    int args_w;       /* bwrap's --args stream until its options are written (-1) */
+    int err_w;        /* write end of the error pipe, for a side janitor (-1) */
+    int started;      /* bwrap_start succeeded (else bwrap_spawn at most ran) */
     int listeners[2]; /* http, socks: listening sockets in the sandbox's netns */
     int http_port, socks_port;
     char *helper;     /* host path of ccsb-init */
@@ -82,6 +85,13 @@ struct bwrap_exec {
  * nothing is left either, start again with a fresh bwrap_session. */
 #define BWRAP_START_AGAIN 1
 int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, size_t errlen);
+/*
+ * What needs no policy: starts bwrap (its options to come, see bwrap_argv)
+ * with the channels to it. bwrap_start calls it when nothing did before;
+ * bwrap_prestart calls it while the core still builds the policy. On
+ * failure nothing is left.
+ */
+int bwrap_spawn(struct ccsb_session *s, struct bwrap_session *bs, char *err, size_t errlen);
 /* Ends the sandbox (bounded), reaps our child, removes what launch made. */
 void bwrap_teardown(struct ccsb_session *s, struct bwrap_session *bs);
 

@@ -55,6 +55,11 @@ enum init_msg_type {
     INIT_MSG_STOP = 21,   /* kill every process and exit */
     INIT_MSG_GO = 22,     /* the host made the placeholder mount points: mount
                              (only sent when ccsb-init runs with --await-go) */
+    INIT_MSG_SETUP = 25,  /* fds: [sealed memfd of NUL-terminated option words for
+                             `ccsb-init init`] (no reply). To a ccsb-init started with
+                             `init --setup`, first thing: bwrap is started before the
+                             policy is built, so the plan's part of ccsb-init's options
+                             cannot be on its command line */
     INIT_MSG_SPARE = 24,  /* fds: [both ends of a fresh AF_UNIX SOCK_SEQPACKET pair]
                              (no reply). ccsb-init forks the next exec's process ahead
                              of its request and hands it the request over this pair;
@@ -66,6 +71,9 @@ enum init_msg_type {
                                    READY is the answer (a refusal: FATAL). Every exec
                                    loads it just before exec */
 };
+
+/* Largest SETUP ccsb-init accepts. */
+#define INIT_SETUP_MAX (1u << 20)
 
 /* Largest guard program ccsb-init accepts (BPF_MAXINSNS instructions). */
 #define INIT_GUARD_MAX_INSNS 4096

@@ -4,6 +4,7 @@
  * attacks live in tests/escape.
  */
 #include <check.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,6 +362,41 @@ START_TEST(details_and_launch_failure_is_clean)
 }
 END_TEST
 
+/*
+ * bwrap is started before the policy is built (its exec overlaps that
+ * work): a launch refused by the policy, or by the plan, must still leave
+ * no bwrap, no zombie and nothing on disk, and a bwrap whose options never
+ * came must not have run anything.
+ */
+START_TEST(refused_launch_leaves_no_process)
+{
+    launch();
+    ccsb_session_destroy(h.s);
+    h.s = NULL;
+    h_pump(&h, 20);
+    char *before = h_snapshot(ws);
+    const char *missing[] = {"/nonexistent-ccsb-it-dir", "/run/ccsb"};
+    for (int i = 0; i < 2; i++) {
+        ccsb_spec *bad;
+        ccsb_spec_new(&bad);
+        ccsb_spec_set_backend(bad, CCSB_BACKEND_NATIVE);
+        /* 0: the policy refuses (no such directory); 1: the plan (a bind
+         * over the helper's own directory) */
+        ccsb_spec_add_bind_mount(bad, i == 0 ? missing[0] : ws, i == 0 ? NULL : missing[1], 0);
+        ck_assert_int_eq(h_launch(&h, bad), CCSB_E_POLICY);
+        ck_assert_ptr_null(h.s);
+        ccsb_spec_free(bad);
+        /* every child reaped at once: none left, not even a zombie */
+        ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+        ck_assert_int_eq(errno, ECHILD);
+    }
+    char *after = h_snapshot(ws);
+    ck_assert_str_eq(before, after);
+    free(before);
+    free(after);
+}
+END_TEST
+
 START_TEST(placeholders_removed_at_stop)
 {
     char *before = h_snapshot(ws);
@@ -502,6 +538,7 @@ static Suite *suite(void)
     tcase_add_test(tc, egress_through_sandbox_listeners);
     tcase_add_test(tc, no_fd_or_child_leak);
     tcase_add_test(tc, spare_is_closed_and_expendable);
+    tcase_add_test(tc, refused_launch_leaves_no_process);
     suite_add_tcase(s, tc);
     return s;
 }
