@@ -81,28 +81,44 @@ static struct bwrap_session *bs_new(void)
 /*
  * Before the core builds the policy (caller's thread): bwrap is started
  * now, and waits for its options; its exec and dynamic linking overlap the
- * policy and the plan. Best effort: without it, launch starts bwrap itself.
- * Not when limits ask for cgroups (bwrap must then start inside them).
+ * policy and the plan. The loop thread spawns it (posix_spawn blocks its
+ * caller until the exec), so the caller goes on with the policy at once;
+ * that thread also outlives any caller's thread, which bwrap's
+ * --die-with-parent watches. Best effort: without it, launch starts bwrap
+ * itself. Not when limits ask for cgroups (bwrap must start inside them).
  */
 static void bwrap_prestart(struct ccsb_session *s)
 {
     if (s->spec->memory_max || s->spec->pids_max)
         return;
     struct bwrap_session *bs = bs_new();
-    char err[256];
     if (!bs)
         return;
-    if (bwrap_spawn(s, bs, err, sizeof err) < 0) {
-        bs_free_unstarted(bs);
-        return;
-    }
     s->bdata = bs;
+    bs->prestarting = 1;
+    bwrap_spawn_start(s, bs);
+}
+
+/* The prestarted bwrap_session, once its spawn finished (NULL: none). */
+static struct bwrap_session *take_prestarted(struct ccsb_session *s)
+{
+    struct bwrap_session *bs = s->bdata;
+    int r = 0;
+    if (bs && bs->prestarting) {
+        r = bwrap_spawn_finish(s, bs, NULL, 0);
+        bs->prestarting = 0;
+    }
+    s->bdata = NULL;
+    if (bs && r < 0) {
+        bs_free_unstarted(bs); /* (bwrap_spawn left nothing) */
+        return NULL;
+    }
+    return bs;
 }
 
 static int bwrap_launch(struct ccsb_session *s, char *err, size_t errlen)
 {
-    struct bwrap_session *bs = s->bdata; /* from bwrap_prestart, or NULL */
-    s->bdata = NULL;
+    struct bwrap_session *bs = take_prestarted(s);
     int r = BWRAP_START_AGAIN;
     /* Twice at most: a second start knows the guard check's answer. */
     for (int attempt = 0; r == BWRAP_START_AGAIN && attempt < 2; attempt++) {
@@ -437,10 +453,12 @@ static void bwrap_destroy(struct ccsb_session *s)
     if (!bs)
         return;
     if (!bs->started) { /* prestarted, then the launch never came */
-        bs->dead = 1;
-        bwrap_teardown(s, bs);
-        bs_free_unstarted(bs);
-        s->bdata = NULL;
+        bs = take_prestarted(s);
+        if (bs) {
+            bs->dead = 1;
+            bwrap_teardown(s, bs);
+            bs_free_unstarted(bs);
+        }
         return;
     }
     bwrap_stop(s);

@@ -14,6 +14,7 @@
 #include "backend/bwrap_violation.h"
 #include "backend/init_proto.h"
 #include "backend/placeholder.h"
+#include "core/ctx.h"
 #include "util/strv.h"
 
 struct event;
@@ -36,6 +37,10 @@ struct bwrap_session {
     int args_w;       /* bwrap's --args stream until its options are written (-1) */
     int err_w;        /* write end of the error pipe, for a side janitor (-1) */
     int started;      /* bwrap_start succeeded (else bwrap_spawn at most ran) */
+    int prestarting;  /* prestart's spawn handed to the loop thread, not finished */
+    struct ctx_call spawn_call;
+    struct ccsb_session *spawn_s;
+    char spawn_err[256];
     int listeners[2]; /* http, socks: listening sockets in the sandbox's netns */
     int http_port, socks_port;
     char *helper;     /* host path of ccsb-init */
@@ -92,6 +97,12 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
  * failure nothing is left.
  */
 int bwrap_spawn(struct ccsb_session *s, struct bwrap_session *bs, char *err, size_t errlen);
+/* bwrap_spawn on the context's loop thread (whose life, not a caller's
+ * thread's, bwrap's --die-with-parent then follows), without waiting:
+ * bwrap_spawn_finish waits and returns its result (message in err). */
+void bwrap_spawn_start(struct ccsb_session *s, struct bwrap_session *bs);
+int bwrap_spawn_finish(struct ccsb_session *s, struct bwrap_session *bs, char *err,
+                       size_t errlen);
 /* Ends the sandbox (bounded), reaps our child, removes what launch made. */
 void bwrap_teardown(struct ccsb_session *s, struct bwrap_session *bs);
 

@@ -580,6 +580,28 @@ out:
     return r;
 }
 
+static int spawn_on_loop(void *arg)
+{
+    struct bwrap_session *bs = arg;
+    return bwrap_spawn(bs->spawn_s, bs, bs->spawn_err, sizeof bs->spawn_err);
+}
+
+void bwrap_spawn_start(struct ccsb_session *s, struct bwrap_session *bs)
+{
+    bs->spawn_s = s;
+    bs->spawn_err[0] = '\0';
+    ctx_call_start(s->ctx, &bs->spawn_call, spawn_on_loop, bs);
+}
+
+int bwrap_spawn_finish(struct ccsb_session *s, struct bwrap_session *bs, char *err,
+                       size_t errlen)
+{
+    int r = ctx_call_finish(s->ctx, &bs->spawn_call);
+    if (r < 0 && err && errlen)
+        snprintf(err, errlen, "%s", bs->spawn_err[0] ? bs->spawn_err : "the loop thread is gone");
+    return r;
+}
+
 /* The side janitor (placeholders without cgroups), watching bwrap's pidfd. */
 static int spawn_janitor(struct bwrap_session *bs, char *err, size_t errlen)
 {
@@ -676,8 +698,11 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
         r = errf(err, errlen, CCSB_E_INTERNAL, "the bubblewrap plan does not run ccsb-init");
         goto fail;
     }
-    if (!bs->pid && (r = bwrap_spawn(s, bs, err, errlen)) < 0)
-        goto fail_plan; /* (bwrap_spawn tore down) */
+    if (!bs->pid) {
+        bwrap_spawn_start(s, bs);
+        if ((r = bwrap_spawn_finish(s, bs, err, errlen)) < 0)
+            goto fail; /* (a second teardown is harmless: the cgroups, if it never ran) */
+    }
 
     int setup = words_memfd(&plan.argv, plan.cmd_at + 3, plan.argv.n,
                             await_guard ? "--await-guard" : NULL);
@@ -741,7 +766,6 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
 fail:
     bs->dead = 1;
     bwrap_teardown(s, bs); /* children, placeholders, cgroups, fds */
-fail_plan:
     bwrap_plan_clear(&plan);
     return r;
 }

@@ -32,13 +32,6 @@
 #include "core/session.h"
 #include "util/err.h"
 
-struct call {
-    int (*fn)(void *arg);
-    void *arg;
-    int result;
-    int done;
-    struct call *next;
-};
 
 static void eventfd_drain(int fd)
 {
@@ -159,7 +152,7 @@ static void run_calls(evutil_socket_t fd, short what, void *arg)
     eventfd_drain(ctx->call_efd);
     for (;;) {
         pthread_mutex_lock(&ctx->call_mu);
-        struct call *c = ctx->calls;
+        struct ctx_call *c = ctx->calls;
         if (c)
             ctx->calls = c->next;
         pthread_mutex_unlock(&ctx->call_mu);
@@ -174,28 +167,42 @@ static void run_calls(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-int ctx_call(struct ccsb_ctx *ctx, int (*fn)(void *arg), void *arg)
+void ctx_call_start(struct ccsb_ctx *ctx, struct ctx_call *c, int (*fn)(void *arg), void *arg)
 {
+    *c = (struct ctx_call){.fn = fn, .arg = arg};
     if (ctx_on_loop_thread(ctx)) {
-        if (ctx->dead)
-            return CCSB_E_STATE;
-        return fn(arg);
+        c->result = ctx->dead ? CCSB_E_STATE : fn(arg);
+        c->done = 1;
+        return;
     }
-    struct call c = {.fn = fn, .arg = arg};
     pthread_mutex_lock(&ctx->call_mu);
     if (ctx->dead || ctx->loop_exiting) {
-        pthread_mutex_unlock(&ctx->call_mu);
-        return CCSB_E_STATE;
+        c->result = CCSB_E_STATE;
+        c->done = 1;
+    } else {
+        struct ctx_call **tail = &ctx->calls;
+        while (*tail)
+            tail = &(*tail)->next;
+        *tail = c;
+        eventfd_ring(ctx->call_efd);
     }
-    struct call **tail = &ctx->calls;
-    while (*tail)
-        tail = &(*tail)->next;
-    *tail = &c;
-    eventfd_ring(ctx->call_efd);
-    while (!c.done)
+    pthread_mutex_unlock(&ctx->call_mu);
+}
+
+int ctx_call_finish(struct ccsb_ctx *ctx, struct ctx_call *c)
+{
+    pthread_mutex_lock(&ctx->call_mu);
+    while (!c->done)
         pthread_cond_wait(&ctx->call_cv, &ctx->call_mu);
     pthread_mutex_unlock(&ctx->call_mu);
-    return c.result;
+    return c->result;
+}
+
+int ctx_call(struct ccsb_ctx *ctx, int (*fn)(void *arg), void *arg)
+{
+    struct ctx_call c;
+    ctx_call_start(ctx, &c, fn, arg);
+    return ctx_call_finish(ctx, &c);
 }
 
 static void *loop_main(void *arg)
@@ -796,7 +803,7 @@ CCSB_API void ccsb_ctx_free(ccsb_ctx *ctx)
     /* Calls that raced the shutdown must not wait forever. */
     pthread_mutex_lock(&ctx->call_mu);
     ctx->dead = 1;
-    for (struct call *c = ctx->calls; c; c = c->next) {
+    for (struct ctx_call *c = ctx->calls; c; c = c->next) {
         c->result = CCSB_E_STATE;
         c->done = 1;
     }

@@ -26,6 +26,23 @@ int ctx_on_loop_thread(const struct ccsb_ctx *ctx);
  * when already there. Returns CCSB_E_STATE when the loop is gone. */
 int ctx_call(struct ccsb_ctx *ctx, int (*fn)(void *arg), void *arg);
 
+/*
+ * The same, split: ctx_call_start hands fn(arg) to the loop thread and
+ * returns at once (runs it inline when already there), so the caller can
+ * work meanwhile; ctx_call_finish waits for it and returns its result
+ * (CCSB_E_STATE when the loop was gone and fn never ran). Every start has
+ * exactly one finish; c lives until then.
+ */
+struct ctx_call {
+    int (*fn)(void *arg);
+    void *arg;
+    int result;
+    int done;
+    struct ctx_call *next;
+};
+void ctx_call_start(struct ccsb_ctx *ctx, struct ctx_call *c, int (*fn)(void *arg), void *arg);
+int ctx_call_finish(struct ccsb_ctx *ctx, struct ctx_call *c);
+
 /* 1 on the loop thread while one of the context's callbacks (event
  * callback or doorbell) runs: what would free state the code that called
  * the callback still uses must be refused or deferred. */

@@ -10,7 +10,7 @@
 
 struct event;
 struct event_base;
-struct call;
+struct ctx_call;
 struct pending_destroy;
 struct ctx_memo;
 
@@ -24,7 +24,7 @@ struct ccsb_ctx {
     /* loop-thread trampoline */
     pthread_mutex_t call_mu;
     pthread_cond_t call_cv;
-    struct call *calls;
+    struct ctx_call *calls;
     int call_efd;
     struct event *call_ev;
     int loop_exiting;            /* under call_mu */

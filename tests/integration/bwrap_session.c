@@ -5,6 +5,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -397,6 +398,32 @@ START_TEST(refused_launch_leaves_no_process)
 }
 END_TEST
 
+static void *launch_in_thread(void *arg)
+{
+    *(int *)arg = h_launch(&h, spec);
+    return NULL;
+}
+
+/*
+ * A session outlives the thread that launched it (a host's worker thread,
+ * a Dart isolate's): bwrap's --die-with-parent follows the thread that
+ * started it, so that is the context's loop thread, never the caller's.
+ */
+START_TEST(session_outlives_launching_thread)
+{
+    pthread_t t;
+    int r = -1;
+    ck_assert_int_eq(pthread_create(&t, NULL, launch_in_thread, &r), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_msg(r == 0, "launch: %s: %s", ccsb_strerror(r), h_errmsg(&h));
+    h_pump(&h, 200);
+    ck_assert_int_eq(ccsb_session_state(h.s), CCSB_STATE_WARM);
+    struct h_exec *x = h_run(&h, "echo alive");
+    ck_assert_int_eq(x->code, 0);
+    ck_assert_str_eq(x->out, "alive\n");
+}
+END_TEST
+
 START_TEST(placeholders_removed_at_stop)
 {
     char *before = h_snapshot(ws);
@@ -539,6 +566,7 @@ static Suite *suite(void)
     tcase_add_test(tc, no_fd_or_child_leak);
     tcase_add_test(tc, spare_is_closed_and_expendable);
     tcase_add_test(tc, refused_launch_leaves_no_process);
+    tcase_add_test(tc, session_outlives_launching_thread);
     suite_add_tcase(s, tc);
     return s;
 }
