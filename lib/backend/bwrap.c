@@ -306,9 +306,10 @@ static int bwrap_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_
         m.b = req->cols;
         nfds = 1;
     }
-    /* The channel of the spare that will run the next exec. */
+    /* The channel of the spare that will run the next exec. Not under a
+     * process limit: a waiting spare would take one of the user's slots. */
     int pair[2] = {-1, -1};
-    if (bwrap_spare_pair(pair) == 0) {
+    if (!s->policy->pids_max && bwrap_spare_pair(pair) == 0) {
         fds[nfds++] = pair[0];
         fds[nfds++] = pair[1];
     }

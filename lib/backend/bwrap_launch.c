@@ -753,9 +753,11 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
             r = errf(err, errlen, CCSB_E_LAUNCH, "the sandbox did not take the guard filter");
         goto fail;
     }
-    /* The first exec's process is forked (and guarded) while we attach. A
-     * failed send means the sandbox ended: wait_ready says why. */
-    bwrap_send_spare(bs);
+    /* The first exec's process is forked (and guarded) while we attach
+     * (not under a process limit: it would take one of the user's slots).
+     * A failed send means the sandbox ended: wait_ready says why. */
+    if (!p->pids_max)
+        bwrap_send_spare(bs);
     r = wait_ready(s, bs, err, errlen);
     if (r < 0)
         goto fail;

@@ -312,6 +312,12 @@ START_TEST(pids_limit)
 {
     ccsb_spec_set_pids_max(spec, 16);
     launch();
+    /* no process of ccsb's own (a spare) takes one of the user's slots:
+     * ccsb-init and this shell (the glob is a builtin's) */
+    struct h_exec *n = h_run(&h, "set -- /proc/[0-9]*; echo $#");
+    ck_assert_int_eq(atoi(n->out), 2);
+    n = h_run(&h, "set -- /proc/[0-9]*; echo $#");
+    ck_assert_int_eq(atoi(n->out), 2);
     struct h_exec *x = h_run(&h, "n=0; for i in $(seq 40); do sleep 2 & done 2>/dev/null; "
                                  "jobs -p | wc -l");
     int started = atoi(x->out);
