@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/bwrap_args.h"
 #include "backend/bwrap_internal.h"
 #include "ccsandbox/ccsandbox.h"
 #include "config.h"
@@ -34,6 +35,14 @@ int bwrap_guard_prepare(struct ccsb_ctx *ctx, struct bwrap_session *bs, const st
                                  p->deny_write_globs.n, err, errlen);
     if (r)
         return r;
+    bs->guard_notify = supported;
+    *have_guard = supported;
+    return 0;
+}
+
+int bwrap_guard_build(struct bwrap_session *bs, const struct ccsb_policy *p,
+                      struct bwrap_plan *plan, char *err, size_t errlen)
+{
     int dir_globs = 0;
     for (size_t i = 0; i < p->deny_write_globs.n; i++) {
         const char *g = p->deny_write_globs.v[i];
@@ -42,14 +51,18 @@ int bwrap_guard_prepare(struct ccsb_ctx *ctx, struct bwrap_session *bs, const st
     /* Without user notification the static deny filter still applies. */
     struct guard_filter_cfg cfg = {
         .allow_unix_sockets = p->unix_sockets.n > 0,
-        .notify = supported,
-        .trap_mkdir = dir_globs,
+        .notify = bs->guard_notify,
+        /* a missing protected directory (.vscode, .git) must not be made */
+        .trap_mkdir = dir_globs || plan->guard_anchors.n > 0,
     };
-    r = guard_program_build(&cfg, &bs->guard_prog, err, errlen);
+    int r = guard_program_build(&cfg, &bs->guard_prog, err, errlen);
     if (r)
         return r;
-    bs->guard_notify = supported;
-    *have_guard = supported;
+    /* The rules travel with the session: the supervisor starts later. */
+    bs->guard_anchors = plan->guard_anchors;
+    bs->guard_rests = plan->guard_rests;
+    plan->guard_anchors = (struct strv)STRV_INIT;
+    plan->guard_rests = (struct strv)STRV_INIT;
     return 0;
 }
 
@@ -117,8 +130,17 @@ int bwrap_guard_attach(struct ccsb_session *s, struct bwrap_session *bs)
     const char *const *globs =
         s->policy->deny_write_globs.n ? (const char *const *)s->policy->deny_write_globs.v
                                       : empty;
-    int r = guard_supervisor_new(ctx_base(s->ctx), globs, on_violation, s, &bs->guard, err,
-                                 sizeof err);
+    size_t n = bs->guard_anchors.n;
+    struct guard_path_rule *rules = n ? calloc(n, sizeof *rules) : NULL;
+    if (n && !rules) {
+        ctx_err(s->ctx, CCSB_E_NOMEM, "guard: out of memory");
+        return CCSB_E_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        rules[i] = (struct guard_path_rule){bs->guard_anchors.v[i], bs->guard_rests.v[i]};
+    int r = guard_supervisor_new_with_paths(ctx_base(s->ctx), globs, rules, n, on_violation, s,
+                                            &bs->guard, err, sizeof err);
+    free(rules);
     if (r)
         ctx_err(s->ctx, r, "guard: %s", err);
     return r;
@@ -142,6 +164,8 @@ void bwrap_guard_release(struct bwrap_session *bs)
     bs->guard = NULL;
     guard_program_free(bs->guard_prog);
     bs->guard_prog = NULL;
+    strv_clear(&bs->guard_anchors);
+    strv_clear(&bs->guard_rests);
 }
 
 #else /* no libseccomp in this build */
@@ -158,6 +182,12 @@ void bwrap_guard_flush(struct bwrap_session *bs)
 }
 
 int bwrap_guard_reported(const struct bwrap_exec *be, const char *target)
+{
+    return 0;
+}
+
+int bwrap_guard_build(struct bwrap_session *bs, const struct ccsb_policy *p,
+                      struct bwrap_plan *plan, char *err, size_t errlen)
 {
     return 0;
 }

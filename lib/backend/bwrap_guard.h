@@ -15,12 +15,17 @@ struct ccsb_policy;
 struct bwrap_session;
 struct ccsb_ctx;
 
-/* Caller's thread, before the sandbox starts: decides what the guard can
- * do here and builds the program. Fails closed (CCSB_E_POLICY) when the
- * policy has deny-write globs and this host cannot enforce them. Sets
- * *have_guard when create-time globs will be enforced. */
+/* Caller's thread, before the plan: decides what the guard can do here.
+ * Fails closed (CCSB_E_POLICY) when the policy has deny-write globs and
+ * this host cannot enforce them. Sets *have_guard when create-time rules
+ * (globs, missing protected paths) will be enforced. */
 int bwrap_guard_prepare(struct ccsb_ctx *ctx, struct bwrap_session *bs, const struct ccsb_policy *p, int *have_guard,
                         char *err, size_t errlen);
+/* Caller's thread, after the plan: builds the program and takes the plan's
+ * protected-path rules for the supervisor. */
+struct bwrap_plan;
+int bwrap_guard_build(struct bwrap_session *bs, const struct ccsb_policy *p,
+                      struct bwrap_plan *plan, char *err, size_t errlen);
 /* Caller's thread, after READY: gives the program to ccsb-init. */
 int bwrap_guard_send(struct bwrap_session *bs, char *err, size_t errlen);
 /* Loop thread: starts the supervisor on the session's base. */

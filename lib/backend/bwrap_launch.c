@@ -497,7 +497,10 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
     };
     struct bwrap_plan plan;
     r = bwrap_plan_build(p, &o, &plan, err, errlen);
+    if (r == 0)
+        r = bwrap_guard_build(bs, p, &plan, err, errlen);
     if (r < 0) {
+        bwrap_plan_clear(&plan); /* (zeroed first thing by bwrap_plan_build) */
         bwrap_cgroup_remove(&bs->cg);
         return r;
     }

@@ -361,14 +361,23 @@ START_TEST(details_and_launch_failure_is_clean)
 }
 END_TEST
 
-START_TEST(placeholders_removed_at_stop)
+START_TEST(missing_protected_paths_leave_nothing)
 {
     char *before = h_snapshot(ws);
     launch();
+    /* The seccomp guard holds the missing protected paths: the workspace
+     * shows nothing new on the host while the session runs. */
+    char *during = h_snapshot(ws);
+    ck_assert_str_eq(before, during);
+    free(during);
     char *rc = path_in(ws, ".bashrc");
-    ck_assert_int_eq(h_exists(rc), 1); /* the read-only mount point, during the run */
-    struct h_exec *x = h_run(&h, "echo evil > .bashrc");
-    ck_assert_int_ne(x->code, 0);
+    ck_assert_int_eq(h_exists(rc), 0);
+    struct h_exec *x = h_run(&h, "echo evil > .bashrc || exit 3; echo no");
+    ck_assert_int_eq(x->code, 3);
+    x = h_run(&h, "mkdir .vscode || exit 3");
+    ck_assert_int_eq(x->code, 3);
+    h_pump(&h, 100);
+    ck_assert(h_saw_violation(&h, "file-write-create", ".bashrc"));
     ccsb_session_destroy(h.s);
     h.s = NULL;
     char *after = h_snapshot(ws);
@@ -459,7 +468,7 @@ static Suite *suite(void)
     tcase_add_test(tc, pids_limit);
     tcase_add_test(tc, memory_limit);
     tcase_add_test(tc, details_and_launch_failure_is_clean);
-    tcase_add_test(tc, placeholders_removed_at_stop);
+    tcase_add_test(tc, missing_protected_paths_leave_nothing);
     tcase_add_test(tc, egress_through_sandbox_listeners);
     tcase_add_test(tc, no_fd_or_child_leak);
     suite_add_tcase(s, tc);
