@@ -20,6 +20,8 @@
 
 #include "ccsandbox/ccsandbox.h"
 #include "egress/pair_int.h"
+#include "egress/upstream.h"
+#include "spec/spec.h"
 #include "egress/resolver.h"
 #include "util/err.h"
 
@@ -161,40 +163,20 @@ static int make_listener(struct egress_pair *p, int given, evconnlistener_cb cb,
 /* "http://[user:pass@]host:port[/]" resolved once, now (launch time). */
 static int parse_upstream(struct egress_pair *p, const char *url, char *err, size_t errlen)
 {
-    if (strncmp(url, "http://", 7) != 0)
-        return errf(err, errlen, CCSB_E_INVAL, "upstream proxy %s: only http:// proxies", url);
-    const char *s = url + 7;
-    const char *end = s + strcspn(s, "/");
-    const char *at = memchr(s, '@', (size_t)(end - s));
-    if (at) {
-        size_t n = (size_t)(at - s);
-        if (n * 4 / 3 + 4 >= sizeof p->up_basic)
-            return errf(err, errlen, CCSB_E_INVAL, "upstream proxy credentials too long");
-        base64((const unsigned char *)s, n, p->up_basic);
-        s = at + 1;
-    }
-    char host[256], port[8];
-    const char *colon;
-    if (*s == '[') {
-        const char *close = memchr(s, ']', (size_t)(end - s));
-        if (!close || close[1] != ':')
-            return errf(err, errlen, CCSB_E_INVAL, "upstream proxy %s: needs host:port", url);
-        snprintf(host, sizeof host, "%.*s", (int)(close - s - 1), s + 1);
-        colon = close + 1;
-    } else {
-        colon = memchr(s, ':', (size_t)(end - s));
-        if (!colon)
-            return errf(err, errlen, CCSB_E_INVAL, "upstream proxy %s: needs host:port", url);
-        snprintf(host, sizeof host, "%.*s", (int)(colon - s), s);
-    }
-    snprintf(port, sizeof port, "%.*s", (int)(end - colon - 1), colon + 1);
+    struct egress_upstream up;
+    char why[128];
+    if (egress_upstream_parse(url, &up, why, sizeof why) < 0)
+        return errf(err, errlen, CCSB_E_INVAL, "upstream proxy: %s", why);
+    if (up.userinfo[0])
+        base64((const unsigned char *)up.userinfo, strlen(up.userinfo), p->up_basic);
     struct addrinfo hints, *ai = NULL;
     memset(&hints, 0, sizeof hints);
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_NUMERICSERV;
-    int rc = getaddrinfo(host, port, &hints, &ai);
+    int rc = getaddrinfo(up.host, up.port, &hints, &ai);
     if (rc != 0 || !ai)
-        return errf(err, errlen, CCSB_E_INVAL, "upstream proxy %s: %s", url, gai_strerror(rc));
+        return errf(err, errlen, CCSB_E_INVAL, "upstream proxy %s:%s: %s", up.host, up.port,
+                    gai_strerror(rc));
     memcpy(&p->up_addr, ai->ai_addr, ai->ai_addrlen);
     p->up_len = ai->ai_addrlen;
     freeaddrinfo(ai);
@@ -235,8 +217,10 @@ int egress_pair_new_opts(struct event_base *base, const struct ccsb_spec *spec,
     int rc = egress_rules_from_spec(spec, &p->rules, err, errlen);
     if (rc == 0 && egress_hostaddrs_load(&p->own) < 0)
         rc = errf(err, errlen, CCSB_E_IO, "egress: getifaddrs: %s", strerror(errno));
-    if (rc == 0 && opts->upstream_proxy)
-        rc = parse_upstream(p, opts->upstream_proxy, err, errlen);
+    /* The option (tests) or the spec's upstreamProxy. */
+    const char *up = opts->upstream_proxy ? opts->upstream_proxy : spec->upstream_proxy;
+    if (rc == 0 && up)
+        rc = parse_upstream(p, up, err, errlen);
     if (rc == 0 && !(p->resolver = resolver_new(base, opts->hosts_file, opts->resolv_conf, err, errlen)))
         rc = CCSB_E_IO;
     if (rc == 0) {
