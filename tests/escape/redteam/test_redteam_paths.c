@@ -13,7 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bwrap_harness.h"
@@ -162,6 +168,72 @@ START_TEST(fresh_workspace_every_route)
 }
 END_TEST
 
+/*
+ * A workspace on a file system that ignores case (WSL's drvfs on /mnt/c,
+ * a casefolded ext4 directory; here a small FUSE file system). `.BASHRC`
+ * is `.bashrc` there, so a rule that compares names byte for byte lets the
+ * sandbox create the protected file under another spelling.
+ */
+START_TEST(case_insensitive_workspace)
+{
+    if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0 ||
+        system("/usr/bin/python3 -c 'import fusepy' >/dev/null 2>&1") != 0)
+        return; /* needs root, FUSE and python3-fusepy */
+    char back[4200], mnt[4200];
+    snprintf(back, sizeof back, "%s/back", W);
+    snprintf(mnt, sizeof mnt, "%s/mnt", W);
+    ck_assert_int_eq(mkdir(back, 0755), 0);
+    ck_assert_int_eq(mkdir(mnt, 0755), 0);
+    pid_t fs = fork();
+    ck_assert_int_ge(fs, 0);
+    if (fs == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM); /* gone with the test, whatever happens */
+        execl("/usr/bin/python3", "python3", CIFS_PY, back, mnt, (char *)NULL);
+        _exit(127);
+    }
+    int mounted = 0;
+    for (int i = 0; i < 100 && !mounted; i++) {
+        struct statfs sf;
+        mounted = statfs(mnt, &sf) == 0 && sf.f_type == 0x65735546; /* FUSE */
+        if (!mounted)
+            usleep(50 * 1000);
+    }
+    ck_assert_msg(mounted, "the FUSE file system did not come up");
+    ccsb_spec_free(spec);
+    ck_assert_int_eq(ccsb_spec_new(&spec), 0);
+    ccsb_spec_set_backend(spec, CCSB_BACKEND_NATIVE);
+    ccsb_spec_add_bind_mount(spec, mnt, NULL, 0);
+    ccsb_spec_set_guest_workdir(spec, mnt);
+    launch();
+    struct h_exec *x = runf("cd %s; echo e > .BASHRC && echo PLANTED-bashrc; "
+                            "echo e > .bashrc. && echo PLANTED-dot; "
+                            "mkdir .GIT && echo PLANTED-git; "
+                            "mkdir .VSCode && echo PLANTED-vscode; "
+                            "echo ok > ReadMe.TXT",
+                            mnt);
+    ccsb_session_destroy(h.s);
+    h.s = NULL;
+    char *list = NULL;
+    size_t len = 0;
+    FILE *ls = open_memstream(&list, &len);
+    ck_assert_ptr_nonnull(ls);
+    const char *names[] = {".bashrc", ".git", ".vscode", "readme.txt"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char p[4400];
+        snprintf(p, sizeof p, "%s/%s", back, names[i]);
+        fprintf(ls, "%s=%d ", names[i], h_exists(p));
+    }
+    fclose(ls);
+    kill(fs, SIGTERM);
+    waitpid(fs, NULL, 0);
+    umount2(mnt, MNT_DETACH);
+    ck_assert_msg(strstr(x->out, "PLANTED") == NULL, "created under another spelling: %s",
+                  x->out);
+    ck_assert_str_eq(list, ".bashrc=0 .git=0 .vscode=0 readme.txt=1 ");
+    free(list);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("redteam-paths");
@@ -170,6 +242,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, git_commondir_redirect);
     tcase_add_test(tc, fresh_workspace_every_route);
+    tcase_add_test(tc, case_insensitive_workspace);
     suite_add_tcase(s, tc);
     return s;
 }
