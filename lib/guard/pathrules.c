@@ -5,7 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "ccsandbox/ccsandbox.h"
@@ -102,6 +107,106 @@ int path_rules_init(struct path_rules *pr, const struct guard_path_rule *rules, 
     return 0;
 }
 
+/* What is being checked: a name in a directory, or a nameless object. */
+struct walk {
+    int dirfd;              /* check: the name's directory, or -1 */
+    const char *name;       /* check: the final component */
+    int objfd;              /* check_obj: the object, or -1 */
+    struct stat ds;         /* of dirfd or objfd */
+};
+
+static unsigned char ascii_lower(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
+}
+
+/*
+ * 1 when `name` could name the same entry as `want` in a directory that
+ * folds case. Conservative for every folding in use: ASCII letters match
+ * either case; each non-ASCII character may stand for zero to three ASCII
+ * characters (ignorable code points vanish, U+212A KELVIN SIGN is "k",
+ * U+FB01 is "fi", U+FB03 is "ffi"); trailing dots and spaces may be dropped
+ * (vfat, NTFS). want is ASCII.
+ */
+static int fold_match(const char *name, const char *want)
+{
+    size_t n = strlen(name), m = strlen(want);
+    while (n && (name[n - 1] == '.' || name[n - 1] == ' '))
+        n--;
+    if (n > NAME_MAX || m > NAME_MAX)
+        return 0;
+    /* ok[j]: the part of name read so far can stand for want[0..j). */
+    unsigned char ok[NAME_MAX + 1], nx[NAME_MAX + 1];
+    memset(ok, 0, sizeof ok);
+    ok[0] = 1;
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)name[i];
+        memset(nx, 0, m + 1);
+        if (c < 0x80) {
+            for (size_t j = 0; j < m; j++)
+                nx[j + 1] = ok[j] && ascii_lower(c) == ascii_lower((unsigned char)want[j]);
+            i++;
+        } else {
+            for (size_t j = 0; j <= m; j++)
+                for (size_t k = 0; ok[j] && k <= 3 && j + k <= m; k++)
+                    nx[j + k] = 1;
+            i++;
+            while (i < n && ((unsigned char)name[i] & 0xC0) == 0x80)
+                i++;
+        }
+        memcpy(ok, nx, m + 1);
+    }
+    return ok[m];
+}
+
+/*
+ * 1 when names in directory dirfd may be compared without regard to case
+ * (a casefolded directory, or a file system not known to be case
+ * sensitive: 9p/drvfs on WSL, FUSE, SMB, vfat, ZFS, XFS with ascii-ci...),
+ * 0 when not, -errno when that cannot be told.
+ */
+static int may_fold(int dirfd)
+{
+    struct statfs sf;
+    if (fstatfs(dirfd, &sf) < 0)
+        return -errno;
+    switch ((unsigned long)sf.f_type) {
+    case BTRFS_SUPER_MAGIC:
+    case OVERLAYFS_SUPER_MAGIC:
+    case RAMFS_MAGIC:
+        return 0;
+    case EXT4_SUPER_MAGIC: /* also ext2, ext3 */
+    case TMPFS_MAGIC:
+    case F2FS_SUPER_MAGIC:
+        break; /* case sensitive unless the directory is casefolded */
+    default:
+        return 1;
+    }
+    char p[64];
+    snprintf(p, sizeof p, "/proc/self/fd/%d", dirfd);
+    int fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == EACCES ? 1 : -errno; /* unreadable: assume the worst */
+    int flags = 0;
+    int r = ioctl(fd, FS_IOC_GETFLAGS, &flags);
+    int e = errno;
+    close(fd);
+    if (r < 0)
+        return e == ENOTTY || e == EOPNOTSUPP ? 0 : -e;
+    return (flags & FS_CASEFOLD_FL) != 0;
+}
+
+/* 1 when w's name is (or, where case folds, may be) the chain node
+ * `want` in w's directory, 0 when not, -errno when that cannot be told. */
+static int names_node(const struct walk *w, const char *want)
+{
+    if (strcmp(w->name, want) == 0)
+        return 1;
+    if (!fold_match(w->name, want))
+        return 0;
+    return may_fold(w->dirfd);
+}
+
 static int same(const struct stat *st, dev_t dev, ino_t ino)
 {
     return st->st_dev == dev && st->st_ino == ino;
@@ -148,14 +253,6 @@ static int inside(int dirfd, const struct stat *ds, dev_t dev, ino_t ino,
     return -ELOOP; /* deeper than any nameable path: refuse */
 }
 
-/* What is being checked: a name in a directory, or a nameless object. */
-struct walk {
-    int dirfd;              /* check: the name's directory, or -1 */
-    const char *name;       /* check: the final component */
-    int objfd;              /* check_obj: the object, or -1 */
-    struct stat ds;         /* of dirfd or objfd */
-};
-
 /*
  * Looks the rule's chain up as it is now: 1 when w touches it, 0 when not,
  * -errno when the lookup failed. A symlink or file in the way ends the
@@ -166,14 +263,14 @@ static int check_rule(const struct path_rule *r, const struct walk *w)
     /* The name right below the anchor is the first chain node: refused
      * whether it exists or not, without a lookup. */
     if (w->dirfd >= 0 && same(&w->ds, r->dev, r->ino))
-        return strcmp(w->name, r->comp[0]) == 0;
+        return names_node(w, r->comp[0]);
     int node = r->anchor_fd, owned = -1, rc = 0;
     struct stat ns = {0};
     for (size_t k = 0; k < r->ncomp; k++) {
-        if (k > 0 && w->dirfd >= 0 && same(&w->ds, ns.st_dev, ns.st_ino) &&
-            strcmp(w->name, r->comp[k]) == 0) {
-            rc = 1;
-            goto out;
+        if (k > 0 && w->dirfd >= 0 && same(&w->ds, ns.st_dev, ns.st_ino)) {
+            rc = names_node(w, r->comp[k]);
+            if (rc != 0)
+                goto out;
         }
         int next = openat(node, r->comp[k], O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (next < 0) {
