@@ -274,8 +274,11 @@ static int check_rule(const struct path_rule *r, const struct walk *w)
         }
         int next = openat(node, r->comp[k], O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (next < 0) {
-            /* Missing (or a file in the way): nothing deeper exists now. */
-            rc = errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+            /* Missing (or a file in the way): nothing deeper exists now.
+             * Not searchable by the caller (we hold its credentials): it
+             * cannot reach anything deeper either, so this rule is not the
+             * one to refuse it (a session-wide denial would be). */
+            rc = errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : -errno;
             goto out;
         }
         if (owned >= 0)

@@ -105,8 +105,10 @@ static void assert_unchanged(const char *dir, const char *before)
  */
 START_TEST(git_commondir_redirect)
 {
-    if (!have_git())
+    if (!have_git()) {
+        printf("SKIP git_commondir_redirect: git missing\n");
         return;
+    }
     ck_assert_int_eq(host_sh("git init -q && echo a > a && git add a && "
                              "git -c user.email=t@t -c user.name=t commit -qm a"),
                      0);
@@ -177,8 +179,10 @@ END_TEST
 START_TEST(case_insensitive_workspace)
 {
     if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0 ||
-        system("/usr/bin/python3 -c 'import fusepy' >/dev/null 2>&1") != 0)
-        return; /* needs root, FUSE and python3-fusepy */
+        system("/usr/bin/python3 -c 'import fusepy' >/dev/null 2>&1") != 0) {
+        printf("SKIP case_insensitive_workspace: needs root, /dev/fuse and python3-fusepy\n");
+        return;
+    }
     char back[4200], mnt[4200];
     snprintf(back, sizeof back, "%s/back", W);
     snprintf(mnt, sizeof mnt, "%s/mnt", W);
