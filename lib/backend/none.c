@@ -143,16 +143,15 @@ static int forced_env(const struct ccsb_session *s, struct strv *f)
     const struct none_session *ns = s->bdata;
     int r = strv_pushf(f, "TMPDIR=%s", s->tmpdir) | strv_push(f, "CCSB_SANDBOX=none");
     if (ns->http_url && ns->socks_url) {
-        static const char *const hv[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
-                                         "https_proxy", NULL};
-        for (size_t i = 0; hv[i]; i++)
-            r |= strv_pushf(f, "%s=%s", hv[i], ns->http_url);
-        r |= strv_pushf(f, "ALL_PROXY=%s", ns->socks_url) |
-             strv_pushf(f, "all_proxy=%s", ns->socks_url);
         /* Loopback stays direct (the command's own dev servers) unless the
-         * allowlist names it; the host's NO_PROXY never leaks in. */
-        const char *np = allows_loopback(s->spec) ? "" : "localhost,127.0.0.1,::1";
-        r |= strv_pushf(f, "NO_PROXY=%s", np) | strv_pushf(f, "no_proxy=%s", np);
+         * allowlist names it; the host's NO_PROXY never leaks in. No JVM
+         * properties: they cannot carry the credential. */
+        struct backend_proxies px = {
+            .http_url = ns->http_url,
+            .socks_url = ns->socks_url,
+            .no_proxy = allows_loopback(s->spec) ? "" : "localhost,127.0.0.1,::1",
+        };
+        r |= backend_proxy_env(&px, f);
     }
     return r ? -1 : 0;
 }

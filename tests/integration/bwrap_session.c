@@ -390,6 +390,8 @@ END_TEST
 
 START_TEST(egress_through_sandbox_listeners)
 {
+    /* the JVM's properties are appended to the host's own JAVA_TOOL_OPTIONS */
+    ccsb_spec_set_env(spec, "JAVA_TOOL_OPTIONS", "-Xss1m");
     launch();
     /* The proxies listen inside the sandbox's own network namespace (the
      * sockets were made there by ccsb-init and handed to the host): the
@@ -398,10 +400,17 @@ START_TEST(egress_through_sandbox_listeners)
         "case \"$HTTP_PROXY\" in http://127.0.0.1:*) echo http-env;; esac; "
         "case \"$ALL_PROXY\" in socks5h://127.0.0.1:*) echo socks-env;; esac; "
         "case \"$GIT_SSH_COMMAND\" in *'ccsb-init connect'*) echo ssh-env;; esac; "
+        "[ \"$npm_config_https_proxy$PIP_PROXY$CARGO_HTTP_PROXY$YARN_HTTPS_PROXY\" = "
+        "\"$HTTP_PROXY$HTTP_PROXY$HTTP_PROXY$HTTP_PROXY\" ] && echo tools-env; "
+        "case \"$JAVA_TOOL_OPTIONS\" in \"-Xss1m -Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=\"*\""
+        "-Dhttps.proxyPort=\"*) echo java-env;; esac; "
         "curl -fsS -m 10 http://blocked.invalid/ -o /dev/null 2>/dev/null || echo http-refused; "
         "/run/ccsb/ccsb-init connect blocked-ssh.invalid 22 </dev/null 2>/dev/null || "
         "echo socks-refused");
-    ck_assert_str_eq(x->out, "http-env\nsocks-env\nssh-env\nhttp-refused\nsocks-refused\n");
+    ck_assert_msg(x->exited, "exec: code %d sig %d err %s", x->code, x->sig, x->err);
+    ck_assert_msg(strcmp(x->out, "http-env\nsocks-env\nssh-env\ntools-env\njava-env\n"
+                                 "http-refused\nsocks-refused\n") == 0,
+                  "out [%s] err [%s] code %d", x->out, x->err, x->code);
     h_pump(&h, 100);
     ck_assert(h_saw_violation(&h, "network-outbound", "blocked.invalid:80"));
     ck_assert(h_saw_violation(&h, "network-outbound", "blocked-ssh.invalid:22"));
