@@ -218,6 +218,9 @@ int main(int argc, char **argv)
 {
     size_t bytes = argc > 1 ? strtoull(argv[1], NULL, 10) : (size_t)1 << 30;
     int conns = argc > 2 ? atoi(argv[2]) : 500;
+    /* "direct" or "proxy" runs one side only (for profiling); default both. */
+    const char *only = argc > 3 ? argv[3] : "";
+    int run_direct = strcmp(only, "proxy") != 0, run_proxy = strcmp(only, "direct") != 0;
     chunk = malloc(CHUNK);
     char *buf = malloc(CHUNK);
     if (!chunk || !buf)
@@ -253,12 +256,14 @@ int main(int argc, char **argv)
     /* Interleaved, best of three each, so background load hits both alike. */
     double direct_bw = 0, proxy_bw = 0, direct_cps = 0, proxy_cps = 0;
     for (int rep = 0; rep < 3; rep++) {
-        double d = bulk(srv_port, 0, bytes, buf), p = bulk(srv_port, pp, bytes, buf);
+        double d = run_direct ? bulk(srv_port, 0, bytes, buf) : 1;
+        double p = run_proxy ? bulk(srv_port, pp, bytes, buf) : 1;
         if (d > direct_bw)
             direct_bw = d;
         if (p > proxy_bw)
             proxy_bw = p;
-        double dc = tunnels(srv_port, 0, conns, buf), pc = tunnels(srv_port, pp, conns, buf);
+        double dc = run_direct ? tunnels(srv_port, 0, conns, buf) : 1;
+        double pc = run_proxy ? tunnels(srv_port, pp, conns, buf) : 1;
         if (dc > direct_cps)
             direct_cps = dc;
         if (pc > proxy_cps)
