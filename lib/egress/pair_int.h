@@ -57,6 +57,12 @@ int pair_read_now(struct bufferevent *bev);
 /* Socket options every proxied TCP socket gets (NODELAY, big reads). */
 void pair_tune(struct bufferevent *bev);
 
+/* 1 for 127/8, ::1 and ::ffff:127/104. */
+int pair_is_loopback(const struct sockaddr *sa);
+/* Tunes a listening socket whose connections come from the sandbox (see pair.c);
+ * accepted sockets inherit it. */
+void pair_tune_local_listener(int fd);
+
 /* The HTTP and SOCKS5 accept handlers (http_proxy.c, socks5.c). */
 void http_proxy_accept(struct egress_pair *p, int fd);
 void socks5_accept(struct egress_pair *p, int fd);

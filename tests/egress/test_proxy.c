@@ -7,6 +7,7 @@
 #include <check.h>
 #include <ctype.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 
 #include "ccsandbox/ccsandbox.h"
 #include "egress/egress.h"
+#include "egress/pair_int.h"
 #include "harness.h"
 #include "spec/spec.h"
 
@@ -684,6 +686,72 @@ START_TEST(test_passed_listeners)
 }
 END_TEST
 
+static void cc_of(int fd, char *cc, size_t cap)
+{
+    socklen_t l = (socklen_t)cap - 1;
+    memset(cc, 0, cap);
+    ck_assert_int_eq(getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, &l), 0);
+}
+
+START_TEST(test_local_leg_congestion_control)
+{
+    /* The sandbox's leg is loopback: the pair's listeners use Reno, and the
+     * sockets they accept inherit it (the bulk benchmark depends on both). */
+    struct env e;
+    env_up(&e, 1, ALLOW_LOCAL, NULL);
+    loop_stop(&e.loop);
+    char cc[32];
+    int mine[2];
+    for (int fam = 0; fam < 2; fam++) {
+        uint16_t port;
+        int lfd = listen_loopback(fam ? AF_INET6 : AF_INET, &port);
+        if (lfd < 0)
+            continue; /* no IPv6 loopback here */
+        mine[fam] = dup(lfd);
+        struct vrec v2;
+        vrec_init(&v2);
+        struct egress_pair *p = pair_new(&e, e.spec, lfd, -1, &v2, -1, NULL);
+        cc_of(mine[fam], cc, sizeof cc);
+        ck_assert_str_eq(cc, "reno");
+        egress_pair_free(p);
+        close(mine[fam]);
+    }
+    /* Accepted sockets inherit the listener's choice. */
+    uint16_t port;
+    int lfd = listen_loopback(AF_INET, &port);
+    pair_tune_local_listener(lfd);
+    int c = tcp_connect("127.0.0.1", port);
+    int a = accept(lfd, NULL, NULL);
+    ck_assert_int_ge(a, 0);
+    cc_of(a, cc, sizeof cc);
+    ck_assert_str_eq(cc, "reno");
+    close(a);
+    close(c);
+    close(lfd);
+    /* Only loopback addresses count as the sandbox's leg. */
+    struct sockaddr_in s4 = {.sin_family = AF_INET};
+    struct sockaddr_in6 s6 = {.sin6_family = AF_INET6};
+    const char *const yes4[] = {"127.0.0.1", "127.255.0.9"}, *const no4[] = {"10.0.0.1", "128.0.0.1", "0.0.0.0"};
+    const char *const yes6[] = {"::1", "::ffff:127.0.0.2"}, *const no6[] = {"::", "::2", "::ffff:10.0.0.1", "fe80::1"};
+    for (size_t i = 0; i < 2; i++) {
+        inet_pton(AF_INET, yes4[i], &s4.sin_addr);
+        ck_assert_int_eq(pair_is_loopback((struct sockaddr *)&s4), 1);
+        inet_pton(AF_INET6, yes6[i], &s6.sin6_addr);
+        ck_assert_int_eq(pair_is_loopback((struct sockaddr *)&s6), 1);
+    }
+    for (size_t i = 0; i < 3; i++) {
+        inet_pton(AF_INET, no4[i], &s4.sin_addr);
+        ck_assert_int_eq(pair_is_loopback((struct sockaddr *)&s4), 0);
+    }
+    for (size_t i = 0; i < 4; i++) {
+        inet_pton(AF_INET6, no6[i], &s6.sin6_addr);
+        ck_assert_int_eq(pair_is_loopback((struct sockaddr *)&s6), 0);
+    }
+    loop_start(&e.loop);
+    env_down(&e);
+}
+END_TEST
+
 START_TEST(test_upstream_chaining)
 {
     struct env e;
@@ -941,6 +1009,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_two_pairs_independent);
     tcase_add_test(tc, test_credentials);
     tcase_add_test(tc, test_passed_listeners);
+    tcase_add_test(tc, test_local_leg_congestion_control);
     tcase_add_test(tc, test_upstream_chaining);
     tcase_add_test(tc, test_upstream_hangs_up);
     tcase_add_test(tc, test_resolves_the_judged_name_only);
