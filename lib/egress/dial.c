@@ -232,7 +232,16 @@ static void addresses_ready(struct dial *d, struct evutil_addrinfo *ai)
             continue;
         seen++;
         char why[320];
-        if (!egress_rules_check_addr(d->p->rules, &d->v, a->ai_addr, d->t.port, &d->p->own, why,
+        const struct egress_hostaddrs *own = NULL;
+        if (egress_addr_needs_own(a->ai_addr) && !(own = hostaddrs_get(&d->p->own))) {
+            /* Unknown own addresses: this one might be one of them. */
+            snprintf(why, sizeof why, "cannot read this host's own addresses to judge %s: %s",
+                     d->target_text, strerror(errno));
+            if (!first_refusal[0])
+                snprintf(first_refusal, sizeof first_refusal, "%s", why);
+            continue;
+        }
+        if (!egress_rules_check_addr(d->p->rules, &d->v, a->ai_addr, d->t.port, own, why,
                                      sizeof why)) {
             if (!first_refusal[0])
                 snprintf(first_refusal, sizeof first_refusal, "%s", why);

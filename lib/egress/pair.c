@@ -267,9 +267,9 @@ int egress_pair_new_opts(struct event_base *base, const struct ccsb_spec *spec,
     ms_to_tv(opts->dial_timeout_ms, 30000, &p->dial_tv);
     ms_to_tv(opts->idle_timeout_ms, 60000, &p->idle_tv);
 
+    hostaddrs_cache_init(&p->own);
+
     int rc = egress_rules_from_spec(spec, &p->rules, err, errlen);
-    if (rc == 0 && egress_hostaddrs_load(&p->own) < 0)
-        rc = errf(err, errlen, CCSB_E_IO, "egress: getifaddrs: %s", strerror(errno));
     if (rc == 0 && opts->upstream_proxy)
         rc = parse_upstream(p, opts->upstream_proxy, err, errlen);
     if (rc == 0 && !(p->resolver = resolver_new(base, opts->hosts_file, opts->resolv_conf, err, errlen)))
@@ -367,6 +367,6 @@ void egress_pair_free(struct egress_pair *p)
     }
     resolver_free(p->resolver);
     egress_rules_free(p->rules);
-    egress_hostaddrs_clear(&p->own);
+    hostaddrs_cache_clear(&p->own);
     free(p);
 }

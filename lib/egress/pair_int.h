@@ -8,6 +8,7 @@
 #include <sys/time.h>
 
 #include "egress/egress.h"
+#include "egress/hostaddrs.h"
 #include "egress/rules.h"
 
 struct evconnlistener;
@@ -24,7 +25,7 @@ struct egress_pair {
     struct event_base *base;
     struct resolver *resolver;
     struct egress_rules *rules;
-    struct egress_hostaddrs own;
+    struct hostaddrs_cache own;  /* read at the first public address judged */
     struct evconnlistener *http_l, *socks_l;
     uint16_t http_port, socks_port;
     egress_violation_fn on_violation;

@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -278,6 +279,56 @@ START_TEST(test_resolved_address_checks)
     sendf(fd, "GET http://2130706433:%u/num HTTP/1.1\r\n\r\n", e.srv.port4);
     ck_assert_int_eq(read_response(fd, e.resp, sizeof e.resp, &e.body), 200);
     close(fd);
+    env_down(&e);
+}
+END_TEST
+
+START_TEST(test_own_address_refused)
+{
+    /* A name allowed by a wildcard that resolves to one of this host's own
+     * (non-loopback) addresses is refused: the address list is read lazily,
+     * at the first public address judged, and must still be there. */
+    struct ifaddrs *ifa = NULL;
+    ck_assert_int_eq(getifaddrs(&ifa), 0);
+    char own[INET_ADDRSTRLEN] = "";
+    for (struct ifaddrs *i = ifa; i && !own[0]; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        const uint8_t *b = (const uint8_t *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+        if (b[0] != 127 && !(b[0] == 169 && b[1] == 254))
+            inet_ntop(AF_INET, b, own, sizeof own);
+    }
+    freeifaddrs(ifa);
+    if (!own[0]) {
+        fprintf(stderr, "test_own_address_refused: skipped, no non-loopback IPv4 address\n");
+        return;
+    }
+    struct env e;
+    env_up(&e, 1, ALLOW_LOCAL, NULL);
+    loop_stop(&e.loop);
+    char hosts[300], line[128];
+    snprintf(line, sizeof line, "%s own.example.test\n", own);
+    write_temp("hosts-own", line, hosts, sizeof hosts);
+    struct egress_opts o = {NULL, hosts, e.resolv, 0, 3000, 1500};
+    struct egress_pair *p = NULL;
+    char err[256];
+    struct vrec v2;
+    vrec_init(&v2);
+    ck_assert_int_eq(egress_pair_new_opts(e.loop.base, e.spec, -1, -1, vrec_cb, &v2, &o, &p, err,
+                                          sizeof err), 0);
+    loop_start(&e.loop);
+    for (int rep = 0; rep < 2; rep++) { /* the second judgement uses the cached list */
+        int fd = tcp_connect("127.0.0.1", egress_pair_http_port(p));
+        sendf(fd, "CONNECT own.example.test:9 HTTP/1.1\r\n\r\n");
+        ck_assert_int_eq(read_connect_response(fd, e.resp, sizeof e.resp, &e.body), 403);
+        ck_assert_ptr_nonnull(strstr(e.body, "own addresses"));
+        close(fd);
+    }
+    ck_assert(vrec_has(&v2, "own.example.test:9", "one of this host's own addresses"));
+    loop_stop(&e.loop);
+    egress_pair_free(p);
+    remove_temp(hosts);
+    loop_start(&e.loop);
     env_down(&e);
 }
 END_TEST
@@ -1003,6 +1054,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_absolute_uri_keepalive);
     tcase_add_test(tc, test_http_denied);
     tcase_add_test(tc, test_resolved_address_checks);
+    tcase_add_test(tc, test_own_address_refused);
     tcase_add_test(tc, test_gateway_errors_and_bad_requests);
     tcase_add_test(tc, test_socks5);
     tcase_add_test(tc, test_network_disabled);
