@@ -1003,6 +1003,74 @@ START_TEST(test_bulk_and_counters)
 }
 END_TEST
 
+static json_int_t bytes_down(struct env *e)
+{
+    loop_stop(&e->loop);
+    json_t *st = json_object();
+    egress_pair_stats(e->pair, st);
+    json_int_t n = json_integer_value(json_object_get(st, "bytesDown"));
+    json_decref(st);
+    loop_start(&e->loop);
+    return n;
+}
+
+START_TEST(test_tunnel_semantics)
+{
+    struct env e;
+    env_up(&e, 1, ALLOW_LOCAL, NULL);
+    /* Bytes pipelined behind the CONNECT head go up first, in order. */
+    int fd = http_proxy(&e);
+    sendf(fd, "CONNECT localhost:%u HTTP/1.1\r\n\r\nGET /pipelined HTTP/1.1\r\nHost: x\r\n\r\n"
+              "GET /second HTTP/1.1\r\nHost: x\r\n\r\n",
+          e.srv.port4);
+    ck_assert_int_eq(read_connect_response(fd, e.resp, 4096, &e.body), 200);
+    ck_assert_int_eq(read_response(fd, e.resp, sizeof e.resp, &e.body), 200);
+    ck_assert_ptr_nonnull(strstr(e.body, "GET /pipelined"));
+    ck_assert_int_eq(read_response(fd, e.resp, sizeof e.resp, &e.body), 200);
+    ck_assert_ptr_nonnull(strstr(e.body, "GET /second"));
+    close(fd);
+
+    /* Half-close: the client's EOF reaches the server, whose answer still
+     * comes back; then the server's EOF closes the tunnel. */
+    fd = http_proxy(&e);
+    sendf(fd, "CONNECT localhost:%u HTTP/1.1\r\n\r\n", e.srv.port4);
+    ck_assert_int_eq(read_connect_response(fd, e.resp, 4096, &e.body), 200);
+    sendf(fd, "GET /half HTTP/1.1\r\nHost: x\r\n\r\n");
+    ck_assert_int_eq(shutdown(fd, SHUT_WR), 0);
+    ck_assert_int_eq(read_response(fd, e.resp, sizeof e.resp, &e.body), 200);
+    ck_assert_ptr_nonnull(strstr(e.body, "GET /half"));
+    ck_assert_int_eq(closes_within(fd, 2000), 1);
+    close(fd);
+
+    /* Backpressure: a client that does not read holds the proxy to a few
+     * buffers' worth, not the whole body; then everything arrives intact. */
+    const size_t big = 64 * 1024 * 1024;
+    json_int_t before = bytes_down(&e);
+    fd = http_proxy(&e);
+    sendf(fd, "CONNECT localhost:%u HTTP/1.1\r\n\r\n", e.srv.port4);
+    ck_assert_int_eq(read_connect_response(fd, e.resp, 4096, &e.body), 200);
+    sendf(fd, "GET /big/%zu HTTP/1.1\r\nHost: x\r\n\r\n", big);
+    usleep(300000);
+    json_int_t held = bytes_down(&e) - before;
+    ck_assert_msg(held > 0 && held < 24 * 1024 * 1024, "the proxy read %lld bytes for a client "
+                  "that reads nothing", (long long)held);
+    char head[256];
+    size_t hn = 0;
+    while (hn < 4 || memcmp(head + hn - 4, "\r\n\r\n", 4) != 0)
+        ck_assert_int_eq(recv_exact(fd, head + hn++, 1), 0);
+    char *buf = malloc(1 << 20);
+    ck_assert_ptr_nonnull(buf);
+    for (size_t got = 0; got < big; got += 1 << 20) {
+        ck_assert_int_eq(recv_exact(fd, buf, 1 << 20), 0);
+        ck_assert_int_eq(buf[0], 'b');
+        ck_assert_int_eq(buf[(1 << 20) - 1], 'b');
+    }
+    free(buf);
+    close(fd);
+    env_down(&e);
+}
+END_TEST
+
 START_TEST(test_free_with_work_in_flight)
 {
     /* Freeing a pair with a DNS lookup pending, a live tunnel, a forward in
@@ -1070,6 +1138,7 @@ static Suite *suite(void)
     TCase *bulk = tcase_create("bulk");
     tcase_set_timeout(bulk, 120);
     tcase_add_test(bulk, test_bulk_and_counters);
+    tcase_add_test(bulk, test_tunnel_semantics);
     suite_add_tcase(s, bulk);
     return s;
 }
