@@ -141,12 +141,16 @@ int pair_is_loopback(const struct sockaddr *sa)
  */
 void pair_tune_local_listener(int fd)
 {
+#ifdef TCP_CONGESTION
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0 || !pair_is_loopback((struct sockaddr *)&ss))
         return;
     static const char reno[] = "reno";
     (void)setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, reno, sizeof reno - 1);
+#else
+    (void)fd; /* no per-socket choice here (macOS): the system's algorithm */
+#endif
 }
 
 static int make_listener(struct egress_pair *p, int given, evconnlistener_cb cb,

@@ -737,6 +737,7 @@ START_TEST(test_passed_listeners)
 }
 END_TEST
 
+#ifdef TCP_CONGESTION
 static void cc_of(int fd, char *cc, size_t cap)
 {
     socklen_t l = (socklen_t)cap - 1;
@@ -802,6 +803,7 @@ START_TEST(test_local_leg_congestion_control)
     env_down(&e);
 }
 END_TEST
+#endif
 
 START_TEST(test_upstream_chaining)
 {
@@ -1129,7 +1131,9 @@ static Suite *suite(void)
     tcase_add_test(tc, test_two_pairs_independent);
     tcase_add_test(tc, test_credentials);
     tcase_add_test(tc, test_passed_listeners);
+#ifdef TCP_CONGESTION
     tcase_add_test(tc, test_local_leg_congestion_control);
+#endif
     tcase_add_test(tc, test_upstream_chaining);
     tcase_add_test(tc, test_upstream_hangs_up);
     tcase_add_test(tc, test_resolves_the_judged_name_only);
