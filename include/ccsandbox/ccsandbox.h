@@ -324,6 +324,13 @@ CCSB_API int ccsb_spec_add_deny_write_glob(ccsb_spec *spec, const char *glob);
  * socket file inside a bound directory is then reachable too.
  */
 CCSB_API int ccsb_spec_add_unix_socket(ccsb_spec *spec, const char *path);
+/*
+ * An HTTP proxy the host itself must use (its HTTPS_PROXY):
+ * "http://[user:password@]host:port". Connections the allowlist admits are
+ * then tunnelled through it (a CONNECT to the checked address); refused
+ * ones never reach it. NULL: connect directly.
+ */
+CCSB_API int ccsb_spec_set_upstream_proxy(ccsb_spec *spec, const char *url);
 /* Re-allow writing .git/config in writable roots (for `git config`). */
 CCSB_API int ccsb_spec_set_allow_git_config(ccsb_spec *spec, int allow);
 /* An environment variable for every exec of the session. */

@@ -79,6 +79,13 @@ CCSB_API int ccsb_spec_set_workspace_id(ccsb_spec *spec, const char *id)
     return spec_set_string(&spec->workspace_id, id, 0);
 }
 
+CCSB_API int ccsb_spec_set_upstream_proxy(ccsb_spec *spec, const char *url)
+{
+    if (!spec)
+        return CCSB_E_INVAL;
+    return spec_set_string(&spec->upstream_proxy, url, 0);
+}
+
 CCSB_API int ccsb_spec_set_agent_id(ccsb_spec *spec, const char *id)
 {
     if (!spec)

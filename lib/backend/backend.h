@@ -75,4 +75,22 @@ struct strv;
 int backend_build_env(const struct ccsb_session *s, const struct ccsb_exec_req *req,
                       char *const *inherited, const char *const *forced, struct strv *out);
 
+/*
+ * The forced entries that send a command's network traffic to the session's
+ * proxies, for the tools that need more than one variable: curl/wget/git/pip
+ * (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY and lower-case twins), npm
+ * and yarn (npm_config_*, YARN_*), pip (PIP_PROXY), cargo
+ * (CARGO_HTTP_PROXY) and, when the HTTP proxy needs no credential, the JVM
+ * (JAVA_TOOL_OPTIONS, appended to whatever the spec or exec set: the entry
+ * is "JAVA_TOOL_OPTIONS+=...", which backend_build_env appends). Appends to
+ * *forced; 0 or -1 (ENOMEM).
+ */
+struct backend_proxies {
+    const char *http_url;  /* "http://[cred@]127.0.0.1:port" */
+    const char *socks_url; /* "socks5h://[cred@]127.0.0.1:port" */
+    const char *no_proxy;  /* "" or "localhost,127.0.0.1,::1" */
+    int java_port;         /* the HTTP port for the JVM; 0: not set (credential needed) */
+};
+int backend_proxy_env(const struct backend_proxies *p, struct strv *forced);
+
 #endif

@@ -250,23 +250,22 @@ static int forced_env(struct ccsb_session *s, struct bwrap_session *bs, struct s
     if (bs->egress) {
         char *http = egress_pair_proxy_url(bs->egress, "http");
         char *socks = egress_pair_proxy_url(bs->egress, "socks5h");
-        static const char *const hv[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
-                                         "https_proxy", NULL};
-        if (!http || !socks)
-            r = -1;
-        for (size_t i = 0; !r && hv[i]; i++)
-            r |= strv_pushf(f, "%s=%s", hv[i], http);
-        if (!r)
-            r |= strv_pushf(f, "ALL_PROXY=%s", socks) | strv_pushf(f, "all_proxy=%s", socks);
-        free(http);
-        free(socks);
         /* Loopback names go direct, to the sandbox's own loopback (its dev
          * servers), unless the allowlist names the host's loopback: then
          * the user asked to reach host services (compose, a local API) and
          * they go through the proxy. The host's own NO_PROXY never leaks in:
-         * it would send clients into the empty namespace. */
-        const char *np = allows_host_loopback(s->spec) ? "" : "localhost,127.0.0.1,::1";
-        r |= strv_pushf(f, "NO_PROXY=%s", np) | strv_pushf(f, "no_proxy=%s", np);
+         * it would send clients into the empty namespace. The proxies here
+         * need no credential, so the JVM gets its properties too. */
+        struct backend_proxies px = {
+            .http_url = http,
+            .socks_url = socks,
+            .no_proxy = allows_host_loopback(s->spec) ? "" : "localhost,127.0.0.1,::1",
+            .java_port = bs->http_port,
+        };
+        if (!http || !socks || backend_proxy_env(&px, f) < 0)
+            r = -1;
+        free(http);
+        free(socks);
         /* git over ssh: through the SOCKS port, the only way out. */
         r |= strv_pushf(f, "GIT_SSH_COMMAND=ssh -o ProxyCommand='%s connect --port %d %%h %%p'",
                         INIT_GUEST_PATH, bs->socks_port);

@@ -431,6 +431,52 @@ static int fail_symlink(struct builder *b, const char *path, const char *link)
                 path, link);
 }
 
+/* 1 when host path is itself a deny-read secret: a placeholder is then
+ * kept, so that it can be masked and a secret the host writes there during
+ * the session stays hidden (the guard only sees writes). */
+static int is_secret(const struct builder *b, const char *host)
+{
+    for (size_t i = 0; i < b->p->deny_read.n; i++) {
+        const struct policy_path *pp = &b->p->deny_read.v[i];
+        if (strcmp(pp->path, host) == 0 || (pp->resolved && strcmp(pp->resolved, host) == 0))
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * A missing protected path held by the guard: the anchor is the host path
+ * of the deepest existing directory (the parent of `cur`, the first missing
+ * component of guest path g), the rest is what is missing below it.
+ */
+static int guard_rule(struct builder *b, const char *path, const char *g, const char *cur)
+{
+    const char *slash = strrchr(cur, '/');
+    size_t plen = (size_t)(slash - cur);
+    char *parent = plen ? strndup(cur, plen) : strdup("/");
+    char *anchor = parent ? host_of(b, parent) : NULL;
+    const char *rest = g + (plen ? plen + 1 : 1);
+    int r = 0;
+    if (!anchor) {
+        r = NOMEM(b);
+    } else {
+        int dup = 0;
+        for (size_t i = 0; i < b->out->guard_anchors.n && !dup; i++)
+            dup = strcmp(b->out->guard_anchors.v[i], anchor) == 0 &&
+                  strcmp(b->out->guard_rests.v[i], rest) == 0;
+        if (!dup && (strv_push(&b->out->guard_anchors, anchor) < 0 ||
+                     strv_push(&b->out->guard_rests, rest) < 0))
+            r = NOMEM(b);
+        if (!r)
+            r = note(b, "deny-write %s: missing; the seccomp guard refuses creating %s "
+                        "(nothing is made on the host)",
+                     path, cur);
+    }
+    free(parent);
+    free(anchor);
+    return r;
+}
+
 /*
  * Protects guest path g (a spelling of deny-write path `path`) when it sits
  * in a writable mount: pins each directory from the mount root down, then
@@ -470,6 +516,12 @@ static int protect_guest(struct builder *b, const char *path, const char *g)
         int last = next == NULL;
         if (kind == BWRAP_KIND_SYMLINK) {
             r = fail_symlink(b, path, host);
+        } else if (kind == BWRAP_KIND_MISSING && b->o->have_guard && !is_secret(b, host)) {
+            /* The guard refuses the name (and anything under it) instead:
+             * nothing is made on the host. */
+            r = guard_rule(b, path, g, cur);
+            free(host);
+            break;
         } else if (kind == BWRAP_KIND_MISSING) {
             int dir = !last || bwrap_name_looks_like_dir(strrchr(cur, '/') + 1);
             struct strv *ph = dir ? &b->out->ph_dirs : &b->out->ph_files;
@@ -814,6 +866,8 @@ void bwrap_plan_clear(struct bwrap_plan *plan)
     strv_clear(&plan->argv);
     strv_clear(&plan->ph_files);
     strv_clear(&plan->ph_dirs);
+    strv_clear(&plan->guard_anchors);
+    strv_clear(&plan->guard_rests);
     strv_clear(&plan->notes);
     strv_clear(&plan->init_mounts);
 }

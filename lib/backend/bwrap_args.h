@@ -40,7 +40,8 @@ struct bwrap_opts {
     int http_port, socks_port;/* 0: ephemeral */
     uint64_t rlimit_as;       /* passed to ccsb-init; 0: none */
     uint64_t rlimit_nproc;
-    int have_guard;           /* the create-time guard can enforce globs */
+    int have_guard;           /* the create-time guard can enforce globs and hold
+                               * missing protected paths (no placeholders) */
     const struct bwrap_host_ops *host; /* NULL: the real filesystem */
 };
 
@@ -49,6 +50,10 @@ struct bwrap_plan {
     size_t cmd_at;            /* index of the "--" before the command */
     struct strv ph_files;     /* host paths of placeholder files to create */
     struct strv ph_dirs;      /* host paths of placeholder directories */
+    /* Missing protected paths the seccomp guard holds instead (have_guard):
+     * pairs of host anchor directory and the missing rest below it. */
+    struct strv guard_anchors;
+    struct strv guard_rests;
     struct strv notes;        /* one line per decision, for explain */
     struct strv init_mounts;  /* ccsb-init's mount options, pairs: "--ro" PATH, ... */
 };

@@ -2,11 +2,16 @@
 #include "backend/bwrap_explain.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend/bwrap_args.h"
 #include "backend/bwrap_locate.h"
+#include "config.h"
 #include "core/probe.h"
 #include "policy/policy.h"
+#if CCSB_HAVE_SECCOMP
+#include "guard/guard.h"
+#endif
 
 int bwrap_explain(FILE *f, const struct ccsb_policy *p, char *err, size_t errlen)
 {
@@ -16,6 +21,12 @@ int bwrap_explain(FILE *f, const struct ccsb_policy *p, char *err, size_t errlen
         helper = NULL;
     char *bwrap = probe_find_on_path("bwrap");
     struct bwrap_opts o = {.helper_path = helper ? helper : "<ccsb-init>"};
+#if CCSB_HAVE_SECCOMP
+    /* As a launch here would decide: missing protected paths are held by
+     * the guard where it works, by placeholders elsewhere. */
+    char why[256];
+    o.have_guard = guard_supported(why, sizeof why) == 1;
+#endif
     struct bwrap_plan plan;
     int r = bwrap_plan_build(p, &o, &plan, err, errlen);
     if (r < 0) {
@@ -33,6 +44,13 @@ int bwrap_explain(FILE *f, const struct ccsb_policy *p, char *err, size_t errlen
             fprintf(f, "  dir  %s\n", plan.ph_dirs.v[i]);
         for (size_t i = 0; i < plan.ph_files.n; i++)
             fprintf(f, "  file %s\n", plan.ph_files.v[i]);
+    }
+    if (plan.guard_anchors.n) {
+        fprintf(f, "missing protected paths the seccomp guard refuses to create (nothing is "
+                   "made on the host):\n");
+        for (size_t i = 0; i < plan.guard_anchors.n; i++)
+            fprintf(f, "  %s%s%s\n", plan.guard_anchors.v[i],
+                    strcmp(plan.guard_anchors.v[i], "/") ? "/" : "", plan.guard_rests.v[i]);
     }
     char *line = bwrap_argv_to_shell(bwrap ? bwrap : "bwrap", &plan.argv);
     fprintf(f, "bubblewrap arguments (each exec is then forked by ccsb-init inside):\n  %s\n",

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/bwrap_args.h"
 #include "backend/bwrap_internal.h"
 #include "ccsandbox/ccsandbox.h"
 #include "config.h"
@@ -70,6 +71,15 @@ int bwrap_guard_prepare(struct ccsb_ctx *ctx, struct bwrap_session *bs, const st
                                  p->deny_write_globs.n, err, errlen);
     if (r)
         return r;
+    bs->guard_notify = supported;
+    bs->guard_ctx = ctx; /* (bwrap_guard_build's program memo) */
+    *have_guard = supported;
+    return 0;
+}
+
+int bwrap_guard_build(struct bwrap_session *bs, const struct ccsb_policy *p,
+                      struct bwrap_plan *plan, char *err, size_t errlen)
+{
     int dir_globs = 0;
     for (size_t i = 0; i < p->deny_write_globs.n; i++) {
         const char *g = p->deny_write_globs.v[i];
@@ -81,13 +91,17 @@ int bwrap_guard_prepare(struct ccsb_ctx *ctx, struct bwrap_session *bs, const st
     struct guard_filter_cfg cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.allow_unix_sockets = p->unix_sockets.n > 0;
-    cfg.notify = supported;
-    cfg.trap_mkdir = dir_globs;
-    r = program_for(ctx, bs, &cfg, err, errlen);
+    cfg.notify = bs->guard_notify;
+    /* a missing protected directory (.vscode, .git) must not be made */
+    cfg.trap_mkdir = dir_globs || plan->guard_anchors.n > 0;
+    int r = program_for(bs->guard_ctx, bs, &cfg, err, errlen);
     if (r)
         return r;
-    bs->guard_notify = supported;
-    *have_guard = supported;
+    /* The rules travel with the session: the supervisor starts later. */
+    bs->guard_anchors = plan->guard_anchors;
+    bs->guard_rests = plan->guard_rests;
+    plan->guard_anchors = (struct strv)STRV_INIT;
+    plan->guard_rests = (struct strv)STRV_INIT;
     return 0;
 }
 
@@ -152,8 +166,17 @@ int bwrap_guard_attach(struct ccsb_session *s, struct bwrap_session *bs)
     const char *const *globs =
         s->policy->deny_write_globs.n ? (const char *const *)s->policy->deny_write_globs.v
                                       : empty;
-    int r = guard_supervisor_new(ctx_base(s->ctx), globs, on_violation, s, &bs->guard, err,
-                                 sizeof err);
+    size_t n = bs->guard_anchors.n;
+    struct guard_path_rule *rules = n ? calloc(n, sizeof *rules) : NULL;
+    if (n && !rules) {
+        ctx_err(s->ctx, CCSB_E_NOMEM, "guard: out of memory");
+        return CCSB_E_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        rules[i] = (struct guard_path_rule){bs->guard_anchors.v[i], bs->guard_rests.v[i]};
+    int r = guard_supervisor_new_with_paths(ctx_base(s->ctx), globs, rules, n, on_violation, s,
+                                            &bs->guard, err, sizeof err);
+    free(rules);
     if (r)
         ctx_err(s->ctx, r, "guard: %s", err);
     return r;
@@ -179,6 +202,8 @@ void bwrap_guard_release(struct bwrap_session *bs)
         guard_program_free(bs->guard_prog);
     bs->guard_prog = NULL;
     bs->guard_prog_owned = 0;
+    strv_clear(&bs->guard_anchors);
+    strv_clear(&bs->guard_rests);
 }
 
 #else /* no libseccomp in this build */
@@ -201,6 +226,12 @@ void bwrap_guard_flush(struct bwrap_session *bs)
 }
 
 int bwrap_guard_reported(const struct bwrap_exec *be, const char *target)
+{
+    return 0;
+}
+
+int bwrap_guard_build(struct bwrap_session *bs, const struct ccsb_policy *p,
+                      struct bwrap_plan *plan, char *err, size_t errlen)
 {
     return 0;
 }

@@ -741,6 +741,9 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
         r = BWRAP_START_AGAIN;
         goto fail;
     }
+    r = bwrap_guard_build(bs, p, &plan, err, errlen);
+    if (r < 0)
+        goto fail;
     if (await_guard && !bs->guard_prog) {
         r = errf(err, errlen, CCSB_E_INTERNAL, "the guard program is missing");
         goto fail;

@@ -1,4 +1,5 @@
 /* The command's environment, the same recipe for every backend. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,20 +10,59 @@
 #include "spec/spec.h"
 #include "util/strv.h"
 
-/* Sets "NAME=VALUE" in out, replacing an earlier definition of NAME. */
+/* Sets "NAME=VALUE" in out, replacing an earlier definition of NAME; with
+ * "NAME+=VALUE", appends VALUE (after a space) to an earlier definition. */
 static int env_put(struct strv *out, char *entry)
 {
     if (!entry)
         return -1;
     size_t len = strcspn(entry, "=");
+    int append = len > 0 && entry[len] == '=' && entry[len - 1] == '+';
+    size_t nlen = append ? len - 1 : len;
+    if (append) /* "NAME+=VALUE" -> "NAME=VALUE" */
+        memmove(entry + nlen, entry + len, strlen(entry + len) + 1);
     for (size_t i = 0; i < out->n; i++) {
-        if (strncmp(out->v[i], entry, len) == 0 && out->v[i][len] == '=') {
+        if (strncmp(out->v[i], entry, nlen) == 0 && out->v[i][nlen] == '=') {
+            if (append && out->v[i][nlen + 1]) {
+                char *both = NULL;
+                if (asprintf(&both, "%s %s", out->v[i], entry + nlen + 1) < 0) {
+                    free(entry);
+                    return -1;
+                }
+                free(entry);
+                entry = both;
+            }
             free(out->v[i]);
             out->v[i] = entry;
             return 0;
         }
     }
     return strv_push_owned(out, entry);
+}
+
+int backend_proxy_env(const struct backend_proxies *p, struct strv *f)
+{
+    static const char *const http[] = {
+        "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy",
+        "npm_config_proxy", "npm_config_https_proxy", /* npm, and yarn 1 reads them */
+        "YARN_HTTP_PROXY", "YARN_HTTPS_PROXY",        /* yarn 2+ */
+        "PIP_PROXY", "CARGO_HTTP_PROXY", NULL,
+    };
+    int r = 0;
+    for (size_t i = 0; http[i]; i++)
+        r |= strv_pushf(f, "%s=%s", http[i], p->http_url);
+    r |= strv_pushf(f, "ALL_PROXY=%s", p->socks_url) | strv_pushf(f, "all_proxy=%s", p->socks_url);
+    r |= strv_pushf(f, "NO_PROXY=%s", p->no_proxy) | strv_pushf(f, "no_proxy=%s", p->no_proxy) |
+         strv_pushf(f, "npm_config_noproxy=%s", p->no_proxy);
+    if (p->java_port > 0) {
+        /* The JVM ignores the variables above; its own properties do it. */
+        const char *nph = p->no_proxy[0] ? " -Dhttp.nonProxyHosts=localhost|127.*|[::1]" : "";
+        r |= strv_pushf(f,
+                        "JAVA_TOOL_OPTIONS+=-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=%d "
+                        "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=%d%s",
+                        p->java_port, p->java_port, nph);
+    }
+    return r ? -1 : 0;
 }
 
 static char *join(const char *name, const char *value)

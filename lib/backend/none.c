@@ -6,6 +6,12 @@
  *
  * Guest paths have no meaning without a mount namespace, so a workdir or
  * cwd inside a bind mount's guestPath is translated to its hostPath.
+ *
+ * The session's egress proxies listen on host 127.0.0.1 ephemeral ports and
+ * require the per-session credential (embedded in the proxy variables), so
+ * other local processes cannot use them. Nothing forces a command to use
+ * them here: this backend isolates nothing; tools that honour the proxy
+ * variables get the allowlist and the violation events.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -35,6 +41,7 @@
 #include "core/exec_req.h"
 #include "core/fd.h"
 #include "core/session.h"
+#include "egress/egress.h"
 #include "spec/spec.h"
 #include "util/pathsearch.h"
 #include "util/strv.h"
@@ -57,6 +64,8 @@ struct none_exec {
  * that outlived their exec are checked whenever an exec starts. */
 struct none_session {
     struct pgroups groups;
+    struct egress_pair *egress;
+    char *http_url, *socks_url; /* with the credential */
 };
 
 static int none_launch(struct ccsb_session *s, char *err, size_t errlen)
@@ -85,6 +94,66 @@ static int none_launch(struct ccsb_session *s, char *err, size_t errlen)
         return CCSB_E_NOMEM;
     }
     return 0;
+}
+
+static void on_egress_violation(void *ud, const char *target, const char *reason)
+{
+    session_violation(ud, 0, "network-outbound", target, reason);
+}
+
+static int none_attach(struct ccsb_session *s, char *aerr, size_t aerrlen)
+{
+    struct none_session *ns = s->bdata;
+    char err[512];
+    /* A host that closed 0-2 must not find the proxies' sockets there. */
+    int held[3];
+    int n_held = fd_hold_stdio(held);
+    int r = egress_pair_new(ctx_base(s->ctx), s->spec, -1, -1, on_egress_violation, s,
+                            &ns->egress, err, sizeof err);
+    fd_release_stdio(held, n_held);
+    if (r < 0) {
+        snprintf(aerr, aerrlen, "cannot start the egress proxies: %s", err);
+        return r;
+    }
+    ns->http_url = egress_pair_proxy_url(ns->egress, "http");
+    ns->socks_url = egress_pair_proxy_url(ns->egress, "socks5h");
+    if (!ns->http_url || !ns->socks_url) {
+        snprintf(aerr, aerrlen, "out of memory");
+        return CCSB_E_NOMEM;
+    }
+    return 0;
+}
+
+/* 1 when an egressAllowlist entry names loopback (localhost, 127/8, ::1). */
+static int allows_loopback(const struct ccsb_spec *spec)
+{
+    for (size_t i = 0; i < spec->egress_allow.n; i++) {
+        const char *e = spec->egress_allow.v[i];
+        size_t n = e[0] == '[' ? strcspn(e, "]") + 1 : strcspn(e, ":");
+        if ((n == 9 && strncasecmp(e, "localhost", 9) == 0) || strncmp(e, "127.", 4) == 0 ||
+            (n == 5 && strncmp(e, "[::1]", 5) == 0) || strcmp(e, "::1") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* TMPDIR, the marker and the proxy variables. */
+static int forced_env(const struct ccsb_session *s, struct strv *f)
+{
+    const struct none_session *ns = s->bdata;
+    int r = strv_pushf(f, "TMPDIR=%s", s->tmpdir) | strv_push(f, "CCSB_SANDBOX=none");
+    if (ns->http_url && ns->socks_url) {
+        /* Loopback stays direct (the command's own dev servers) unless the
+         * allowlist names it; the host's NO_PROXY never leaks in. No JVM
+         * properties: they cannot carry the credential. */
+        struct backend_proxies px = {
+            .http_url = ns->http_url,
+            .socks_url = ns->socks_url,
+            .no_proxy = allows_loopback(s->spec) ? "" : "localhost,127.0.0.1,::1",
+        };
+        r |= backend_proxy_env(&px, f);
+    }
+    return r ? -1 : 0;
 }
 
 /* Translates a guest path through the bind mounts (longest guest prefix). */
@@ -232,15 +301,12 @@ static int already_gone(void)
 static int none_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_exec_req *req,
                      int cin, int cout, int cerr, char *err, size_t errlen)
 {
-    struct strv env = STRV_INIT;
-    char *forced_tmp = NULL;
-    if (asprintf(&forced_tmp, "TMPDIR=%s", s->tmpdir) < 0)
-        forced_tmp = NULL;
-    const char *forced[] = {forced_tmp, "CCSB_SANDBOX=none", NULL};
+    struct strv env = STRV_INIT, forced = STRV_INIT;
     char *cwd = guest_to_host(s, req->cwd ? req->cwd : spec_workdir(s->spec));
     char *path = NULL;
     int r = CCSB_E_NOMEM;
-    if (!forced_tmp || !cwd || backend_build_env(s, req, environ, forced, &env) < 0) {
+    if (forced_env(s, &forced) < 0 || !cwd ||
+        backend_build_env(s, req, environ, (const char *const *)forced.v, &env) < 0) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
@@ -326,7 +392,7 @@ static int none_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_e
     r = 0;
 out:
     strv_clear(&env);
-    free(forced_tmp);
+    strv_clear(&forced);
     free(cwd);
     free(path);
     return r;
@@ -445,6 +511,15 @@ static int none_resume(struct ccsb_session *s)
     return signal_all(s, SIGCONT);
 }
 
+static void release_egress(struct none_session *ns)
+{
+    egress_pair_free(ns->egress); /* closes every connection and listener */
+    ns->egress = NULL;
+    free(ns->http_url);
+    free(ns->socks_url);
+    ns->http_url = ns->socks_url = NULL;
+}
+
 static void none_stop(struct ccsb_session *s)
 {
     /* SIGKILL first (a stopped process dies too), then reap the mains. */
@@ -456,6 +531,8 @@ static void none_stop(struct ccsb_session *s)
         if (x->running && ne && ne->watch_fd >= 0)
             reap(x);
     }
+    if (s->bdata)
+        release_egress(s->bdata);
     if (s->tmpdir) {
         none_tmp_remove(s->tmpdir);
         free(s->tmpdir);
@@ -467,6 +544,7 @@ static void none_destroy(struct ccsb_session *s)
 {
     struct none_session *ns = s->bdata;
     if (ns) {
+        release_egress(ns);
         pgroups_clear(&ns->groups);
         free(ns);
         s->bdata = NULL;
@@ -481,12 +559,20 @@ static void none_destroy(struct ccsb_session *s)
 static void none_details(struct ccsb_session *s, json_t *o)
 {
     json_object_set_new(o, "isolation", json_string("none: commands run directly on the host"));
+    struct none_session *ns = s->bdata;
+    json_t *eg = ns && ns->egress ? json_object() : NULL;
+    if (eg) {
+        egress_pair_stats(ns->egress, eg);
+        json_object_set_new(eg, "enforced", json_string("only for tools that honour the proxy "
+                                                        "variables (no isolation)"));
+        json_object_set_new(o, "egress", eg);
+    }
 }
 
 const struct backend_ops backend_none_ops = {
     .name = "none",
     .launch = none_launch,
-    .attach = NULL,
+    .attach = none_attach,
     .exec = none_exec,
     .kill_exec = none_kill_exec,
     .resize_pty = none_resize,

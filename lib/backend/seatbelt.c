@@ -535,16 +535,13 @@ static int seatbelt_attach(struct ccsb_session *s, char *aerr, size_t aerrlen)
 static int forced_env(struct ccsb_session *s, struct strv *f)
 {
     struct sb_session *sb = sb_of(s);
-    static const char *const http[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy",
-                                       NULL};
     int r = strv_pushf(f, "TMPDIR=%s/", s->tmpdir) | strv_push(f, "CCSB_SANDBOX=seatbelt");
-    for (size_t i = 0; http[i]; i++)
-        r |= strv_pushf(f, "%s=%s", http[i], sb->http_url);
-    r |= strv_pushf(f, "ALL_PROXY=%s", sb->socks_url) | strv_pushf(f, "all_proxy=%s", sb->socks_url);
     /* The host's loopback is not the sandbox's to reach directly (the
      * profile allows only the proxy ports): everything goes through the
      * proxies, which apply the allowlist. */
-    r |= strv_push(f, "NO_PROXY=") | strv_push(f, "no_proxy=");
+    struct backend_proxies px = {
+        .http_url = sb->http_url, .socks_url = sb->socks_url, .no_proxy = ""};
+    r |= backend_proxy_env(&px, f);
     return r ? -1 : 0;
 }
 

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,17 +31,29 @@ struct dial {
     void *arg;
     struct resolve_req *rq;
     struct event *timer;
-    struct bufferevent *bev;
+    struct bufferevent *bev; /* once connected */
+    int fd;                  /* while connecting, -1 otherwise */
+    struct event *wev;       /* connect completion, when it was not immediate */
     struct sockaddr_storage addrs[DIAL_MAX_ADDRS];
     socklen_t lens[DIAL_MAX_ADDRS];
     size_t naddrs, next;
     int last_errno;
-    int upstream_phase; /* waiting for the upstream proxy's answer */
 };
+
+static void drop_attempt(struct dial *d)
+{
+    if (d->wev)
+        event_free(d->wev);
+    d->wev = NULL;
+    if (d->fd >= 0)
+        close(d->fd);
+    d->fd = -1;
+}
 
 static void dial_free(struct dial *d)
 {
     resolve_cancel(d->rq);
+    drop_attempt(d);
     if (d->timer)
         event_free(d->timer);
     if (d->bev)
@@ -71,6 +84,7 @@ static void try_next(struct dial *d);
 static void fail_connect(struct dial *d, int err)
 {
     d->last_errno = err;
+    drop_attempt(d);
     if (d->bev) {
         bufferevent_free(d->bev);
         d->bev = NULL;
@@ -142,7 +156,6 @@ static void send_upstream_connect(struct dial *d)
         finish(d, DIAL_UNREACHABLE, "out of memory");
         return;
     }
-    d->upstream_phase = 1;
     /* The event callback stays: an upstream that hangs up fails the dial now. */
     bufferevent_setcb(d->bev, upstream_read_cb, NULL, connect_event_cb, d);
     bufferevent_enable(d->bev, EV_READ);
@@ -151,21 +164,63 @@ static void send_upstream_connect(struct dial *d)
 static void connect_event_cb(struct bufferevent *bev, short what, void *arg)
 {
     struct dial *d = arg;
-    if (what & BEV_EVENT_CONNECTED) {
-        if (d->p->has_upstream && !d->upstream_phase) {
-            send_upstream_connect(d);
-            return;
-        }
-        if (!d->upstream_phase)
-            finish(d, DIAL_OK, NULL);
-        return;
-    }
-    if (d->upstream_phase) {
+    /* Only the upstream proxy's CONNECT exchange uses this: it hung up or failed. */
+    if (!(what & BEV_EVENT_CONNECTED))
         finish(d, DIAL_UPSTREAM, "upstream proxy closed the connection during CONNECT");
+}
+
+/* The TCP connection is up: hand it over (or first ask the upstream proxy). */
+static void connected(struct dial *d)
+{
+    int fd = d->fd;
+    d->fd = -1;
+    if (d->wev)
+        event_free(d->wev);
+    d->wev = NULL;
+    d->bev = bufferevent_socket_new(d->p->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    if (!d->bev) {
+        close(fd);
+        fail_connect(d, ENOMEM);
         return;
     }
-    int err = evutil_socket_geterror(bufferevent_getfd(bev));
-    fail_connect(d, err ? err : ECONNRESET);
+    pair_tune(d->bev);
+    if (d->p->has_upstream) {
+        send_upstream_connect(d);
+        return;
+    }
+    finish(d, DIAL_OK, NULL);
+}
+
+/* 0 when fd's connect finished well, else its error (EINPROGRESS: not yet). */
+static int connect_result(int fd)
+{
+    struct pollfd pf = {fd, POLLOUT, 0};
+    int n = poll(&pf, 1, 0);
+    if (n < 0)
+        return errno;
+    if (n == 0)
+        return EINPROGRESS;
+    int err = 0;
+    socklen_t el = sizeof err;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
+        return errno;
+    if (err)
+        return err;
+    /* Writable without an error but hung up: the peer reset or refused. */
+    return (pf.revents & (POLLERR | POLLHUP)) ? ECONNRESET : 0;
+}
+
+static void connect_ready_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct dial *d = arg;
+    int err = connect_result(d->fd);
+    if (err == EINPROGRESS)
+        return; /* spurious: the event stays armed */
+    if (err) {
+        fail_connect(d, err);
+        return;
+    }
+    connected(d);
 }
 
 static void try_next(struct dial *d)
@@ -184,24 +239,29 @@ static void try_next(struct dial *d)
             d->last_errno = errno;
             continue;
         }
-        d->bev = bufferevent_socket_new(d->p->base, fd, BEV_OPT_CLOSE_ON_FREE);
-        if (!d->bev) {
-            close(fd);
-            d->last_errno = ENOMEM;
-            continue;
+        d->fd = fd;
+        int rc = connect(fd, dst, dlen);
+        int err = rc == 0 ? 0 : errno;
+        /* On loopback the handshake completes inside connect() even when it
+         * says EINPROGRESS: look before asking the loop, saving an
+         * epoll_ctl pair and a loop turn per connection. */
+        if (err == EINPROGRESS)
+            err = connect_result(fd);
+        if (err == 0) {
+            connected(d);
+            return;
         }
-        pair_tune(d->bev);
-        /* No callback yet: an immediate failure would run it synchronously
-         * from inside bufferevent_socket_connect. */
-        errno = 0;
-        if (bufferevent_socket_connect(d->bev, dst, (int)dlen) < 0) {
-            int err = errno ? errno : ECONNREFUSED;
-            bufferevent_free(d->bev);
-            d->bev = NULL;
+        if (err != EINPROGRESS) {
+            drop_attempt(d);
             d->last_errno = err;
             continue;
         }
-        bufferevent_setcb(d->bev, NULL, NULL, connect_event_cb, d);
+        d->wev = event_new(d->p->base, fd, EV_WRITE | EV_PERSIST, connect_ready_cb, d);
+        if (!d->wev || event_add(d->wev, NULL) < 0) {
+            drop_attempt(d);
+            d->last_errno = ENOMEM;
+            continue;
+        }
         return;
     }
     char reason[400];
@@ -232,7 +292,16 @@ static void addresses_ready(struct dial *d, struct evutil_addrinfo *ai)
             continue;
         seen++;
         char why[320];
-        if (!egress_rules_check_addr(d->p->rules, &d->v, a->ai_addr, d->t.port, &d->p->own, why,
+        const struct egress_hostaddrs *own = NULL;
+        if (egress_addr_needs_own(a->ai_addr) && !(own = hostaddrs_get(&d->p->own))) {
+            /* Unknown own addresses: this one might be one of them. */
+            snprintf(why, sizeof why, "cannot read this host's own addresses to judge %s: %s",
+                     d->target_text, strerror(errno));
+            if (!first_refusal[0])
+                snprintf(first_refusal, sizeof first_refusal, "%s", why);
+            continue;
+        }
+        if (!egress_rules_check_addr(d->p->rules, &d->v, a->ai_addr, d->t.port, own, why,
                                      sizeof why)) {
             if (!first_refusal[0])
                 snprintf(first_refusal, sizeof first_refusal, "%s", why);
@@ -310,6 +379,7 @@ int dial_start(struct egress_pair *p, const struct egress_target *t, dial_fn cb,
         snprintf(reason, len, "out of memory");
         return DIAL_UNREACHABLE;
     }
+    d->fd = -1;
     d->p = p;
     d->t = *t;
     d->v = v;

@@ -138,7 +138,7 @@ static void closing_check(struct hconn *h)
 static void upstream_read_cb(struct bufferevent *bev, void *arg);
 static void upstream_event_cb(struct bufferevent *bev, short what, void *arg);
 static void upstream_write_cb(struct bufferevent *bev, void *arg);
-static void process_client(struct hconn *h);
+static int process_client(struct hconn *h);
 
 static void response_done(struct hconn *h)
 {
@@ -153,7 +153,7 @@ static void response_done(struct hconn *h)
     h->state = H_HEAD;
     bufferevent_set_timeouts(h->c, &h->p->idle_tv, NULL);
     bufferevent_enable(h->c, EV_READ);
-    process_client(h);
+    (void)process_client(h);
 }
 
 /* Moves framed body bytes from src to dst; returns 1 when the body ended, -1 on bad chunking. */
@@ -388,6 +388,8 @@ static void dial_done(void *arg, int result, struct bufferevent *bev, const char
         return;
     }
     if (h->is_connect) {
+        /* The relay sends it: no write watch for a socket about to change hands. */
+        bufferevent_disable(h->c, EV_WRITE);
         evbuffer_add_printf(bufferevent_get_output(h->c),
                             "HTTP/1.1 200 Connection established\r\n\r\n");
         struct egress_pair *p = h->p;
@@ -444,43 +446,45 @@ static int auth_ok(struct hconn *h, const struct http_head *rq)
     return pair_secret_eq(v, n, h->p->basic);
 }
 
-static void start_request(struct hconn *h, const char *buf, size_t n)
+/* 1 when the head is not complete yet (h waits for more); 0 otherwise (h
+ * moved on, answered, or is gone). */
+static int start_request(struct hconn *h, const char *buf, size_t n)
 {
     struct http_head *rq = malloc(sizeof *rq);
     if (!rq) {
         hconn_free(h);
-        return;
+        return 0;
     }
     const char *why = NULL;
     int r = http_parse_request(buf, n, rq, &why);
     if (r == 0) {
         free(rq);
-        return;
+        return 1;
     }
     if (r < 0) {
         free(rq);
         bad_request(h, why);
-        return;
+        return 0;
     }
     if (!auth_ok(h, rq)) {
         free(rq);
         reply(h, 407, "Proxy Authentication Required",
               "Proxy-Authenticate: Basic realm=\"ccsandbox\"\r\n",
               "ccsandbox egress proxy: this session's proxy needs its credential\n");
-        return;
+        return 0;
     }
     struct http_target t;
     if (http_parse_proxy_target(rq, &t, &why) < 0) {
         free(rq);
         bad_request(h, why);
-        return;
+        return 0;
     }
     struct egress_target et;
     char ewhy[320];
     if (egress_target_from_host(t.host, t.hostlen, t.port, &et, ewhy, sizeof ewhy) < 0) {
         free(rq);
         bad_request(h, ewhy);
-        return;
+        return 0;
     }
     egress_target_format(&et, h->target, sizeof h->target);
     h->is_connect = t.is_connect;
@@ -495,7 +499,7 @@ static void start_request(struct hconn *h, const char *buf, size_t n)
         if (fr < 0) {
             free(rq);
             bad_request(h, why);
-            return;
+            return 0;
         }
         h->req_body = fr;
         h->req_done = 0;
@@ -503,13 +507,13 @@ static void start_request(struct hconn *h, const char *buf, size_t n)
         if (!h->head_out && !(h->head_out = evbuffer_new())) {
             free(rq);
             hconn_free(h);
-            return;
+            return 0;
         }
         evbuffer_drain(h->head_out, evbuffer_get_length(h->head_out));
         if (build_forward_head(h, rq, &t) < 0) {
             free(rq);
             hconn_free(h);
-            return;
+            return 0;
         }
     }
     size_t head_len = rq->len;
@@ -525,37 +529,38 @@ static void start_request(struct hconn *h, const char *buf, size_t n)
         reply_refused(h, reason);
     else if (dr != DIAL_OK)
         reply_gateway(h, 502, reason, NULL);
+    return 0;
 }
 
-static void process_client(struct hconn *h)
+/* 1 when h waits for more of a request head, 0 otherwise (h may be gone). */
+static int process_client(struct hconn *h)
 {
     switch (h->state) {
     case H_HEAD: {
         struct evbuffer *in = bufferevent_get_input(h->c);
         size_t n = evbuffer_get_length(in);
         if (n == 0)
-            return;
+            return 1;
         if (n > HTTP_MAX_HEAD)
             n = HTTP_MAX_HEAD;
         const char *buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)n);
         if (!buf) {
             hconn_free(h);
-            return;
+            return 0;
         }
-        start_request(h, buf, n);
-        return;
+        return start_request(h, buf, n);
     }
     case H_FORWARD:
         pump_request(h);
-        return;
+        return 0;
     default:
-        return;
+        return 0;
     }
 }
 
 static void client_read_cb(struct bufferevent *bev, void *arg)
 {
-    process_client(arg);
+    (void)process_client(arg);
 }
 
 static void client_write_cb(struct bufferevent *bev, void *arg)
@@ -607,7 +612,11 @@ void http_proxy_accept(struct egress_pair *p, int fd)
     bufferevent_setcb(c, client_read_cb, client_write_cb, client_event_cb, h);
     bufferevent_setwatermark(c, EV_WRITE, HTTP_HIGH / 2, 0);
     bufferevent_set_timeouts(c, &p->idle_tv, NULL);
-    bufferevent_enable(c, EV_READ | EV_WRITE);
-    if (pair_read_now(c))
-        process_client(h);
+    /* Writing is on from the start (a bufferevent's default) and watched
+     * only while output waits. Reading is watched only if the head is not
+     * here yet: a complete one (the usual case, TCP_DEFER_ACCEPT) then costs
+     * no epoll changes at all. */
+    if (pair_read_now(c) && !process_client(h))
+        return;
+    bufferevent_enable(c, EV_READ);
 }

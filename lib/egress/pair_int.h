@@ -8,6 +8,7 @@
 #include <sys/time.h>
 
 #include "egress/egress.h"
+#include "egress/hostaddrs.h"
 #include "egress/rules.h"
 
 struct evconnlistener;
@@ -24,7 +25,7 @@ struct egress_pair {
     struct event_base *base;
     struct resolver *resolver;
     struct egress_rules *rules;
-    struct egress_hostaddrs own;
+    struct hostaddrs_cache own;  /* read at the first public address judged */
     struct evconnlistener *http_l, *socks_l;
     uint16_t http_port, socks_port;
     egress_violation_fn on_violation;
@@ -56,6 +57,12 @@ int pair_secret_eq(const char *a, size_t an, const char *b);
 int pair_read_now(struct bufferevent *bev);
 /* Socket options every proxied TCP socket gets (NODELAY, big reads). */
 void pair_tune(struct bufferevent *bev);
+
+/* 1 for 127/8, ::1 and ::ffff:127/104. */
+int pair_is_loopback(const struct sockaddr *sa);
+/* Tunes a listening socket whose connections come from the sandbox (see pair.c);
+ * accepted sockets inherit it. */
+void pair_tune_local_listener(int fd);
 
 /* The HTTP and SOCKS5 accept handlers (http_proxy.c, socks5.c). */
 void http_proxy_accept(struct egress_pair *p, int fd);

@@ -1,9 +1,11 @@
 #include "egress/resolver.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <event2/dns.h>
 #include <event2/event.h>
@@ -18,7 +20,8 @@
  */
 struct resolver {
     struct event_base *base;
-    struct evdns_base *dns;
+    struct evdns_base *dns; /* made at the first name lookup */
+    char *hosts_file, *resolv_conf;
     unsigned outstanding; /* evdns_getaddrinfo calls whose callback has not run */
     int dying;
     struct event *reap;   /* made up front: the deferred free cannot fail */
@@ -38,6 +41,23 @@ struct resolve_req {
 
 static void reap_cb(evutil_socket_t fd, short what, void *arg);
 
+static void resolver_release(struct resolver *r)
+{
+    if (r->dns)
+        evdns_base_free(r->dns, 1);
+    if (r->reap)
+        event_free(r->reap);
+    free(r->hosts_file);
+    free(r->resolv_conf);
+    free(r);
+}
+
+/*
+ * Nothing is read here: a session whose connections name only addresses
+ * (or make none) never parses resolv.conf or the hosts file. Only an
+ * explicitly given hosts file is checked now, so a wrong path is an error
+ * at creation rather than a failure at the first lookup.
+ */
 struct resolver *resolver_new(struct event_base *base, const char *hosts_file,
                               const char *resolv_conf, char *err, size_t errlen)
 {
@@ -47,42 +67,51 @@ struct resolver *resolver_new(struct event_base *base, const char *hosts_file,
         return NULL;
     }
     r->base = base;
-    r->dns = evdns_base_new(base, EVDNS_BASE_DISABLE_WHEN_INACTIVE);
     r->reap = event_new(base, -1, 0, reap_cb, r);
-    if (!r->dns || !r->reap) {
-        snprintf(err, errlen, "cannot create the DNS resolver");
-        if (r->dns)
-            evdns_base_free(r->dns, 0);
-        if (r->reap)
-            event_free(r->reap);
-        free(r);
+    r->hosts_file = hosts_file ? strdup(hosts_file) : NULL;
+    r->resolv_conf = resolv_conf ? strdup(resolv_conf) : NULL;
+    if (!r->reap || (hosts_file && !r->hosts_file) || (resolv_conf && !r->resolv_conf)) {
+        snprintf(err, errlen, "cannot create the DNS resolver: out of memory");
+        resolver_release(r);
         return NULL;
     }
-    /* No search list ("search", "domain" or the host's own domain): the name
-     * resolved must be the name the rules judged, never that name with a
-     * suffix appended after an NXDOMAIN. */
-    int opts = DNS_OPTIONS_ALL & ~DNS_OPTION_SEARCH;
-    if (hosts_file)
-        opts &= ~DNS_OPTION_HOSTSFILE;
-    /* A missing resolv.conf leaves the default nameserver; names in the
-     * hosts file still resolve, others fail as unreachable. */
-    (void)evdns_base_resolv_conf_parse(r->dns, opts,
-                                       resolv_conf ? resolv_conf : "/etc/resolv.conf");
-    if (hosts_file && evdns_base_load_hosts(r->dns, hosts_file) != 0) {
-        snprintf(err, errlen, "cannot read hosts file %s", hosts_file);
-        evdns_base_free(r->dns, 0);
-        event_free(r->reap);
-        free(r);
+    if (hosts_file && access(hosts_file, R_OK) != 0) {
+        snprintf(err, errlen, "cannot read hosts file %s: %s", hosts_file, strerror(errno));
+        resolver_release(r);
         return NULL;
     }
     return r;
 }
 
+/* The evdns base, made on first use; NULL when it cannot be. */
+static struct evdns_base *dns_of(struct resolver *r)
+{
+    if (r->dns)
+        return r->dns;
+    struct evdns_base *dns = evdns_base_new(r->base, EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+    if (!dns)
+        return NULL;
+    /* No search list ("search", "domain" or the host's own domain): the name
+     * resolved must be the name the rules judged, never that name with a
+     * suffix appended after an NXDOMAIN. */
+    int opts = DNS_OPTIONS_ALL & ~DNS_OPTION_SEARCH;
+    if (r->hosts_file)
+        opts &= ~DNS_OPTION_HOSTSFILE;
+    /* A missing resolv.conf leaves the default nameserver; names in the
+     * hosts file still resolve, others fail as unreachable. */
+    (void)evdns_base_resolv_conf_parse(dns, opts,
+                                       r->resolv_conf ? r->resolv_conf : "/etc/resolv.conf");
+    if (r->hosts_file && evdns_base_load_hosts(dns, r->hosts_file) != 0) {
+        evdns_base_free(dns, 0);
+        return NULL;
+    }
+    r->dns = dns;
+    return dns;
+}
+
 static void destroy(struct resolver *r)
 {
-    evdns_base_free(r->dns, 1);
-    event_free(r->reap);
-    free(r);
+    resolver_release(r);
 }
 
 static void reap_cb(evutil_socket_t fd, short what, void *arg)
@@ -151,9 +180,24 @@ struct resolve_req *resolve_start(struct resolver *r, const char *host, resolve_
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_protocol = IPPROTO_TCP;
+    unsigned char scratch[16];
+    if (evutil_inet_pton(AF_INET, host, scratch) == 1 ||
+        evutil_inet_pton(AF_INET6, host, scratch) == 1) {
+        /* An address needs no DNS machinery: parse it, deliver from the loop. */
+        hints.ai_flags = EVUTIL_AI_NUMERICHOST;
+        q->err = evutil_getaddrinfo(host, NULL, &hints, &q->ai);
+        event_active(q->deliver, EV_TIMEOUT, 0);
+        return q;
+    }
+    struct evdns_base *dns = dns_of(r);
+    if (!dns) {
+        q->err = EVUTIL_EAI_FAIL;
+        event_active(q->deliver, EV_TIMEOUT, 0);
+        return q;
+    }
     q->pending = 1;
     r->outstanding++;
-    struct evdns_getaddrinfo_request *req = evdns_getaddrinfo(r->dns, host, NULL, &hints, gai_cb, q);
+    struct evdns_getaddrinfo_request *req = evdns_getaddrinfo(dns, host, NULL, &hints, gai_cb, q);
     if (q->pending)
         q->req = req;
     return q;

@@ -234,6 +234,34 @@ static int class_v6(const uint8_t a[16])
     return CLS_PUBLIC;
 }
 
+/* The address as IPv6 (IPv4 mapped) and the IPv4 it is or carries; -1 for other families. */
+static int addr_parts(const struct sockaddr *sa, uint8_t a6[16], uint8_t v4[4], int *is_v4)
+{
+    if (sa->sa_family == AF_INET) {
+        memcpy(v4, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+        memset(a6, 0, 10);
+        a6[10] = a6[11] = 0xff;
+        memcpy(a6 + 12, v4, 4);
+        *is_v4 = 1;
+        return 0;
+    }
+    if (sa->sa_family == AF_INET6) {
+        memcpy(a6, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+        *is_v4 = embedded_v4(a6, v4);
+        return 0;
+    }
+    return -1;
+}
+
+int egress_addr_needs_own(const struct sockaddr *sa)
+{
+    uint8_t a6[16], v4[4];
+    int is_v4;
+    if (addr_parts(sa, a6, v4, &is_v4) < 0)
+        return 0;
+    return (is_v4 ? class_v4(v4) : class_v6(a6)) == CLS_PUBLIC;
+}
+
 int egress_rules_check_addr(const struct egress_rules *r, const struct egress_verdict *v,
                             const struct sockaddr *sa, uint16_t port,
                             const struct egress_hostaddrs *own, char *reason, size_t len)
@@ -241,16 +269,7 @@ int egress_rules_check_addr(const struct egress_rules *r, const struct egress_ve
     uint8_t a6[16];
     uint8_t v4[4];
     int is_v4;
-    if (sa->sa_family == AF_INET) {
-        memcpy(v4, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-        memset(a6, 0, 10);
-        a6[10] = a6[11] = 0xff;
-        memcpy(a6 + 12, v4, 4);
-        is_v4 = 1;
-    } else if (sa->sa_family == AF_INET6) {
-        memcpy(a6, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
-        is_v4 = embedded_v4(a6, v4);
-    } else {
+    if (addr_parts(sa, a6, v4, &is_v4) < 0) {
         snprintf(reason, len, "resolved address of unsupported family %d", sa->sa_family);
         return 0;
     }

@@ -63,5 +63,8 @@ void egress_hostaddrs_clear(struct egress_hostaddrs *h);
 int egress_rules_check_addr(const struct egress_rules *r, const struct egress_verdict *v,
                             const struct sockaddr *sa, uint16_t port,
                             const struct egress_hostaddrs *own, char *reason, size_t len);
+/* 1 when egress_rules_check_addr would consult `own` for this address (a
+ * public one): callers read the host's addresses only then. */
+int egress_addr_needs_own(const struct sockaddr *sa);
 
 #endif

@@ -107,6 +107,8 @@ static void dial_done(void *arg, int result, struct bufferevent *bev, const char
         }
         n = 10;
     }
+    /* The relay sends it: no write watch for a socket about to change hands. */
+    bufferevent_disable(s->c, EV_WRITE);
     evbuffer_add(bufferevent_get_output(s->c), msg, n);
     struct egress_pair *p = s->p;
     struct bufferevent *c = s->c;
@@ -278,7 +280,8 @@ void socks5_accept(struct egress_pair *p, int fd)
     pair_tune(c);
     bufferevent_setcb(c, read_cb, write_cb, event_cb, s);
     bufferevent_set_timeouts(c, &p->idle_tv, NULL);
-    bufferevent_enable(c, EV_READ | EV_WRITE);
+    /* Writing is on by default and watched only while output waits. */
+    bufferevent_enable(c, EV_READ);
     if (pair_read_now(c))
         read_cb(c, s);
 }

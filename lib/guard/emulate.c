@@ -107,6 +107,46 @@ static int check_glob(struct op *o, const struct res_out *r, int kind, const cha
     return 1;
 }
 
+/* Reports and answers a protected-path refusal (or a failed check). */
+static int deny_rule(struct op *o, int rc, const char *which, const char *action,
+                     const char *where, const char *argpath)
+{
+    if (rc < 0) {
+        fail(o, action, where, "checking protected paths", rc);
+        return 1;
+    }
+    EMU_COUNT(o->em, denied);
+    report(o, action, where, "%s(\"%s\") by pid %d: protected path %s (deny-write)",
+           o->call, argpath, (int)o->t.tid, which);
+    answer(o, 0, EACCES);
+    return 1;
+}
+
+/* 1 when the name r names touches a protected path (answered and reported). */
+static int check_rules(struct op *o, const struct res_out *r, const char *action,
+                       const char *argpath)
+{
+    const char *which = NULL;
+    int rc = r->parentfd >= 0 ? path_rules_check(o->em->rules, r->parentfd, r->name, &which)
+             : r->objfd >= 0  ? path_rules_check_obj(o->em->rules, r->objfd, &which)
+                              : -EINVAL;
+    if (rc == 0)
+        return 0;
+    char where[PATH_MAX + NAME_MAX + 2];
+    if (r->parentfd >= 0)
+        shown_path(o, r, where, sizeof where);
+    else
+        snprintf(where, sizeof where, "%s", argpath);
+    return deny_rule(o, rc, which, action, where, argpath);
+}
+
+/* Both checks on a name about to be created. */
+static int check_new(struct op *o, const struct res_out *r, int kind, const char *action,
+                     const char *argpath)
+{
+    return check_glob(o, r, kind, action, argpath) || check_rules(o, r, action, argpath);
+}
+
 /* ------------------------------------------------------------------ */
 /* Arguments                                                            */
 /* ------------------------------------------------------------------ */
@@ -501,6 +541,11 @@ static void do_open(struct op *o, int dirfd, int pathi, int flags, mode_t mode)
                 answer(o, 0, err);
                 break;
             }
+            /* A protected path the host made during the session. */
+            if ((flags & (O_ACCMODE | O_TRUNC)) && check_rules(o, &r, act, path)) {
+                res_out_close(&r);
+                break;
+            }
             if (r.parentfd >= 0)
                 shown_path(o, &r, shown, sizeof shown);
             else
@@ -514,7 +559,7 @@ static void do_open(struct op *o, int dirfd, int pathi, int flags, mode_t mode)
             answer(o, 0, EISDIR);
             break;
         }
-        if (check_glob(o, &r, GLOB_FILE, act, path)) {
+        if (check_new(o, &r, GLOB_FILE, act, path)) {
             res_out_close(&r);
             break;
         }
@@ -595,7 +640,7 @@ static void do_mknod(struct op *o, int dirfd, int pathi, mode_t mode, dev_t dev)
     struct res_out r;
     if (resolve_new(o, dirfd, path, &r, EEXIST, 0) < 0)
         return;
-    if (check_glob(o, &r, GLOB_FILE, act, path)) {
+    if (check_new(o, &r, GLOB_FILE, act, path)) {
         res_out_close(&r);
         return;
     }
@@ -619,7 +664,7 @@ static void do_mkdir(struct op *o, int dirfd, int pathi, mode_t mode)
     struct res_out r;
     if (resolve_new(o, dirfd, path, &r, EEXIST, 1) < 0)
         return;
-    if (check_glob(o, &r, GLOB_DIR, act, path)) {
+    if (check_new(o, &r, GLOB_DIR, act, path)) {
         res_out_close(&r);
         return;
     }
@@ -644,7 +689,7 @@ static void do_symlink(struct op *o, int texti, int dirfd, int pathi)
     struct res_out r;
     if (resolve_new(o, dirfd, path, &r, EEXIST, 0) < 0)
         return;
-    if (check_glob(o, &r, GLOB_ANY, act, path)) {
+    if (check_new(o, &r, GLOB_ANY, act, path)) {
         res_out_close(&r);
         return;
     }
@@ -672,7 +717,8 @@ static void do_link(struct op *o, int olddfd, int oldi, int newdfd, int newi, in
     if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
         return answer(o, 0, EINVAL);
 
-    int src = -1;
+    int src = -1, so_parent = -1;
+    char so_name[NAME_MAX + 1] = "";
     struct res_out so = {.parentfd = -1, .objfd = -1};
     if (!oldp[0] && (flags & AT_EMPTY_PATH)) {
         src = olddfd == AT_FDCWD ? fcntl(o->t.cwdfd, F_DUPFD_CLOEXEC, 3)
@@ -695,19 +741,43 @@ static void do_link(struct op *o, int olddfd, int oldi, int newdfd, int newi, in
         }
         src = so.objfd;
         so.objfd = -1;
+        if (!so.magic && so.parentfd >= 0) {
+            so_parent = so.parentfd; /* kept for the protected-path check */
+            so.parentfd = -1;
+            snprintf(so_name, sizeof so_name, "%s", so.name);
+        }
         res_out_close(&so);
     }
     struct stat st;
     if (fstat(src, &st) < 0 || S_ISDIR(st.st_mode)) {
+        if (so_parent >= 0)
+            close(so_parent);
         close(src);
         return answer(o, 0, EPERM);
     }
     struct res_out r;
     if (resolve_new(o, newdfd, newp, &r, EEXIST, 0) < 0) {
+        if (so_parent >= 0)
+            close(so_parent);
         close(src);
         return;
     }
-    if (check_glob(o, &r, GLOB_FILE, act, newp)) {
+    if (check_new(o, &r, GLOB_FILE, act, newp)) {
+        if (so_parent >= 0)
+            close(so_parent);
+        res_out_close(&r);
+        close(src);
+        return;
+    }
+    /* A second name for a protected file would let it be written. */
+    const char *which = NULL;
+    int rc0 = so_parent >= 0 ? path_rules_check(o->em->rules, so_parent, so_name, &which)
+                             : path_rules_check_obj(o->em->rules, src, &which);
+    if (so_parent >= 0)
+        close(so_parent);
+    so_parent = -1;
+    if (rc0 != 0) {
+        deny_rule(o, rc0, which, act, oldp, oldp);
         res_out_close(&r);
         close(src);
         return;
@@ -803,8 +873,9 @@ static void do_rename(struct op *o, int olddfd, int oldi, int newdfd, int newi, 
     /* The moved object's type cannot be pinned until the rename happens,
      * so every glob applies to the new name (and to the old one, which
      * receives the other object, on exchange). */
-    if (check_glob(o, &b, GLOB_ANY, act, newp) ||
-        ((flags & RENAME_EXCHANGE) && check_glob(o, &a, GLOB_ANY, act, oldp))) {
+    if (check_new(o, &b, GLOB_ANY, act, newp) ||
+        ((flags & RENAME_EXCHANGE) && check_glob(o, &a, GLOB_ANY, act, oldp)) ||
+        check_rules(o, &a, act, oldp)) {
         res_out_close(&a);
         res_out_close(&b);
         return;
@@ -885,7 +956,7 @@ static void do_bind(struct op *o)
         close(sock);
         return;
     }
-    if (check_glob(o, &r, GLOB_FILE, act, path)) {
+    if (check_new(o, &r, GLOB_FILE, act, path)) {
         res_out_close(&r);
         close(sock);
         return;
@@ -951,11 +1022,12 @@ static void do_denied(struct op *o)
 
 /* ------------------------------------------------------------------ */
 
-int emu_init(struct emu *em, const char *const *globs, emu_report_fn rep, void *ud,
-             struct emu_counters *cnt, char *err, size_t errlen)
+int emu_init(struct emu *em, const char *const *globs, const struct path_rules *rules,
+             emu_report_fn rep, void *ud, struct emu_counters *cnt, char *err, size_t errlen)
 {
     memset(em, 0, sizeof *em);
     em->cnt = cnt;
+    em->rules = rules;
     int r = glob_set_init(&em->globs, globs, err, errlen);
     if (r)
         return r;

@@ -13,6 +13,7 @@
 
 #include "guard/creds.h"
 #include "guard/glob.h"
+#include "guard/pathrules.h"
 
 typedef void (*emu_report_fn)(void *ud, uint64_t tag, const char *action,
                               const char *target, const char *raw);
@@ -41,6 +42,7 @@ struct emu {
     struct creds_state creds;
     struct target_cache cache;
     struct glob_set globs;
+    const struct path_rules *rules; /* borrowed; may be NULL */
     emu_report_fn report;
     void *report_ud;
     struct emu_pending pending[EMU_MAX_PENDING];
@@ -48,8 +50,10 @@ struct emu {
     struct emu_counters *cnt;
 };
 
-/* On the supervisor thread: creds_init and the glob copy. 0 or CCSB_E_*. */
-int emu_init(struct emu *em, const char *const *globs, emu_report_fn report, void *ud,
+/* On the supervisor thread: creds_init and the glob copy (rules are
+ * borrowed and must outlive em). 0 or CCSB_E_*. */
+int emu_init(struct emu *em, const char *const *globs, const struct path_rules *rules,
+             emu_report_fn report, void *ud,
              struct emu_counters *cnt, char *err, size_t errlen);
 void emu_clear(struct emu *em);
 

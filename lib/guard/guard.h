@@ -94,6 +94,27 @@ struct guard_supervisor;
 int guard_supervisor_new(struct event_base *base, const char *const *globs,
                          guard_violation_fn cb, void *ud, struct guard_supervisor **out,
                          char *err, size_t errlen);
+/*
+ * A protected path that did not exist at launch (see pathrules.h): anchor is
+ * the host path of its deepest existing directory, rest the missing part
+ * below it ("a" or "a/b"). Creating, replacing, moving, linking or opening
+ * for writing anything at that path, at any missing directory on the way to
+ * it, or inside it (should the host make it meanwhile) is refused.
+ */
+struct guard_path_rule {
+    const char *anchor;
+    const char *rest;
+};
+
+/*
+ * guard_supervisor_new plus protected-path rules. Their anchors are opened
+ * here, with the caller's identity; a missing anchor fails with
+ * CCSB_E_POLICY (nothing would be enforced). rules may be NULL when n is 0.
+ */
+int guard_supervisor_new_with_paths(struct event_base *base, const char *const *globs,
+                                    const struct guard_path_rule *rules, size_t nrules,
+                                    guard_violation_fn cb, void *ud,
+                                    struct guard_supervisor **out, char *err, size_t errlen);
 /* Takes ownership of listener_fd (closed on every path). */
 int guard_supervisor_add_listener(struct guard_supervisor *g, int listener_fd, uint64_t tag,
                                   char *err, size_t errlen);

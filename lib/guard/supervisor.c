@@ -28,6 +28,7 @@
 
 #include "ccsandbox/ccsandbox.h"
 #include "guard/emulate.h"
+#include "guard/pathrules.h"
 #include "guard/unotify.h"
 #include "util/err.h"
 
@@ -55,6 +56,7 @@ struct guard_supervisor {
     guard_violation_fn cb;
     void *ud;
     const char *const *globs; /* only during start-up */
+    struct path_rules rules;  /* read-only once the thread runs */
     struct emu_counters cnt;  /* atomics */
 
     pthread_mutex_t mu;
@@ -210,7 +212,7 @@ static void *supervise(void *arg)
     struct thread_state ts;
     memset(&ts, 0, sizeof ts);
     char err[256] = "";
-    int rc = emu_init(&ts.em, g->globs, push_report, g, &g->cnt, err, sizeof err);
+    int rc = emu_init(&ts.em, g->globs, &g->rules, push_report, g, &g->cnt, err, sizeof err);
     struct seccomp_notif_sizes sizes;
     if (rc == 0) {
         int r = unotify_sizes(&sizes);
@@ -307,6 +309,14 @@ int guard_supervisor_new(struct event_base *base, const char *const *globs,
                          guard_violation_fn cb, void *ud, struct guard_supervisor **out,
                          char *err, size_t errlen)
 {
+    return guard_supervisor_new_with_paths(base, globs, NULL, 0, cb, ud, out, err, errlen);
+}
+
+int guard_supervisor_new_with_paths(struct event_base *base, const char *const *globs,
+                                    const struct guard_path_rule *rules, size_t nrules,
+                                    guard_violation_fn cb, void *ud,
+                                    struct guard_supervisor **out, char *err, size_t errlen)
+{
     *out = NULL;
     struct guard_supervisor *g = calloc(1, sizeof *g);
     if (!g)
@@ -319,7 +329,9 @@ int guard_supervisor_new(struct event_base *base, const char *const *globs,
     g->rq_tail = &g->rq_head;
     pthread_mutex_init(&g->mu, NULL);
     pthread_cond_init(&g->cv, NULL);
-    int rc = 0;
+    int rc = path_rules_init(&g->rules, rules, nrules, err, errlen);
+    if (rc)
+        goto fail;
     int p[2];
     if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
         rc = errf(err, errlen, CCSB_E_IO, "pipe: %s", strerror(errno));
@@ -423,6 +435,7 @@ void guard_supervisor_free(struct guard_supervisor *g)
         close(g->pipe_w);
     if (g->ctl >= 0)
         close(g->ctl);
+    path_rules_clear(&g->rules);
     pthread_mutex_destroy(&g->mu);
     pthread_cond_destroy(&g->cv);
     free(g);

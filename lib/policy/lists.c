@@ -75,6 +75,8 @@ const struct policy_entry policy_deny_write_gitdir[] = {
     {"config.worktree", "git", GITCFG},
     {"worktrees/*/config.worktree", "git", GITCFG},
     {"modules", "git", 0},             /* submodule git dirs: their own hooks and config */
+    /* Names the directory git takes config and hooks from instead. */
+    {"commondir", "git", 0},
     {NULL, NULL, 0},
 };
 

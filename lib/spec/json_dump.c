@@ -78,7 +78,8 @@ static json_t *limits(const struct ccsb_spec *s)
  * UTF-8, and integers must survive a reader that uses doubles. */
 static int representable(const struct ccsb_spec *s)
 {
-    const char *opt[] = {s->session_id, s->workspace_id, s->agent_id, s->guest_workdir};
+    const char *opt[] = {s->session_id, s->workspace_id, s->agent_id, s->guest_workdir,
+                         s->upstream_proxy};
     for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++)
         if (opt[i] && !spec_utf8_valid(opt[i]))
             return 0;
@@ -119,6 +120,7 @@ static json_t *to_object(const struct ccsb_spec *s)
         put(o, "denyWriteGlobs", string_array(&s->deny_write_globs)) ||
         put(o, "unixSockets", string_array(&s->unix_sockets)) ||
         put(o, "allowGitConfig", json_boolean(s->allow_git_config)) ||
+        put(o, "upstreamProxy", opt_string(s->upstream_proxy)) ||
         put(o, "env", env(s)) || put(o, "limits", limits(s))) {
         json_decref(o);
         return NULL;

@@ -266,6 +266,8 @@ static int load_field(struct load *l, const char *key, json_t *v)
         return load_opt_string(l, v, key, &s->workspace_id, 0);
     if (strcmp(key, "agentId") == 0)
         return load_opt_string(l, v, key, &s->agent_id, 0);
+    if (strcmp(key, "upstreamProxy") == 0)
+        return load_opt_string(l, v, key, &s->upstream_proxy, 0);
     if (strcmp(key, "backend") == 0)
         return f_backend(l, v);
     if (strcmp(key, "mode") == 0)

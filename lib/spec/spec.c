@@ -35,6 +35,7 @@ void spec_free(struct ccsb_spec *s)
     free(s->session_id);
     free(s->workspace_id);
     free(s->agent_id);
+    free(s->upstream_proxy);
     free(s->guest_workdir);
     free_binds(s);
     strv_clear(&s->egress_allow);
@@ -164,6 +165,7 @@ struct ccsb_spec *spec_copy(const struct ccsb_spec *src)
     if (dup_opt(&s->session_id, src->session_id) < 0 ||
         dup_opt(&s->workspace_id, src->workspace_id) < 0 ||
         dup_opt(&s->agent_id, src->agent_id) < 0 ||
+        dup_opt(&s->upstream_proxy, src->upstream_proxy) < 0 ||
         dup_opt(&s->guest_workdir, src->guest_workdir) < 0)
         goto fail;
     if (src->n_binds > 0) {

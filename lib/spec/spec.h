@@ -38,6 +38,7 @@ struct ccsb_spec {
     struct strv deny_write_globs;   /* create-time globs: .env, *.key, ... */
     struct strv unix_sockets;       /* host sockets bound in; enables AF_UNIX */
     int allow_git_config;           /* re-allow .git/config writes */
+    char *upstream_proxy;           /* "http://[user:pass@]host:port" or NULL */
 
     struct strv env_names;          /* parallel arrays, names unique */
     struct strv env_values;

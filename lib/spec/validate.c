@@ -13,6 +13,7 @@
 
 #include "ccsandbox/ccsandbox.h"
 #include "egress/rule.h"
+#include "egress/upstream.h"
 #include "policy/lists.h"
 #include "util/err.h"
 
@@ -354,6 +355,14 @@ int spec_validate(const struct ccsb_spec *s, char *err, size_t errlen)
         return r;
     if ((r = check_binds(err, errlen, s)))
         return r;
+    if (s->upstream_proxy) {
+        struct egress_upstream up;
+        char why[128];
+        if (!spec_utf8_valid(s->upstream_proxy))
+            return errf(err, errlen, CCSB_E_SPEC, "upstreamProxy: not valid UTF-8");
+        if (egress_upstream_parse(s->upstream_proxy, &up, why, sizeof why) < 0)
+            return errf(err, errlen, CCSB_E_SPEC, "upstreamProxy: %s", why);
+    }
     if ((r = check_egress(err, errlen, "egressAllowlist", &s->egress_allow)) ||
         (r = check_egress(err, errlen, "egressDenylist", &s->egress_deny)))
         return r;

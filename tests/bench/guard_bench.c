@@ -24,9 +24,28 @@
 #include <unistd.h>
 
 #include "guard/guard.h"
+#include "policy/lists.h"
 
 static const char *const globs[] = {".env", "*.key", "*.pem", NULL};
 static char work[64];
+/* As in a real session on a fresh workspace: every mandatory deny-write
+ * path is missing and held by a guard rule anchored at the workspace. */
+static struct guard_path_rule rules[128];
+static size_t nrules;
+static char rule_text[128][96];
+
+static void build_rules(void)
+{
+    for (const struct policy_entry *e = policy_deny_write_root; e->path && nrules < 128; e++)
+        rules[nrules++] = (struct guard_path_rule){work, e->path};
+    for (const struct policy_entry *e = policy_deny_write_gitdir; e->path && nrules < 128; e++) {
+        if (strchr(e->path, '*'))
+            continue;
+        snprintf(rule_text[nrules], sizeof rule_text[0], ".git/%s", e->path);
+        rules[nrules] = (struct guard_path_rule){work, rule_text[nrules]};
+        nrules++;
+    }
+}
 
 static double now_s(void)
 {
@@ -163,7 +182,7 @@ static double run(workload_fn fn, int guarded, struct guard_stats *st)
         if (chdir(work) < 0)
             _exit(2);
         if (guarded) {
-            struct guard_filter_cfg cfg = {.notify = 1};
+            struct guard_filter_cfg cfg = {.notify = 1, .trap_mkdir = 1};
             int lfd;
             char err[256];
             if (guard_filter_install(&cfg, &lfd, err, sizeof err) != 0 || send_fd(sv[1], lfd) < 0)
@@ -181,7 +200,8 @@ static double run(workload_fn fn, int guarded, struct guard_stats *st)
     if (guarded) {
         int lfd = recv_fd(sv[0]);
         if (lfd < 0 ||
-            guard_supervisor_new(base, globs, NULL, NULL, &g, err, sizeof err) != 0 ||
+            guard_supervisor_new_with_paths(base, globs, rules, nrules, NULL, NULL, &g, err,
+                                            sizeof err) != 0 ||
             guard_supervisor_add_listener(g, lfd, 1, err, sizeof err) != 0)
             return -1;
     }
@@ -269,6 +289,7 @@ static int make_tree(void)
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    build_rules();
     if (argc > 2 && strcmp(argv[1], "--cmd") == 0) {
         /* Times one shell command (run in a scratch dir) guarded and not. */
         custom_cmd = argv[2];

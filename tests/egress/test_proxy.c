@@ -7,7 +7,9 @@
 #include <check.h>
 #include <ctype.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 
 #include "ccsandbox/ccsandbox.h"
 #include "egress/egress.h"
+#include "egress/pair_int.h"
 #include "harness.h"
 #include "spec/spec.h"
 
@@ -276,6 +279,56 @@ START_TEST(test_resolved_address_checks)
     sendf(fd, "GET http://2130706433:%u/num HTTP/1.1\r\n\r\n", e.srv.port4);
     ck_assert_int_eq(read_response(fd, e.resp, sizeof e.resp, &e.body), 200);
     close(fd);
+    env_down(&e);
+}
+END_TEST
+
+START_TEST(test_own_address_refused)
+{
+    /* A name allowed by a wildcard that resolves to one of this host's own
+     * (non-loopback) addresses is refused: the address list is read lazily,
+     * at the first public address judged, and must still be there. */
+    struct ifaddrs *ifa = NULL;
+    ck_assert_int_eq(getifaddrs(&ifa), 0);
+    char own[INET_ADDRSTRLEN] = "";
+    for (struct ifaddrs *i = ifa; i && !own[0]; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        const uint8_t *b = (const uint8_t *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+        if (b[0] != 127 && !(b[0] == 169 && b[1] == 254))
+            inet_ntop(AF_INET, b, own, sizeof own);
+    }
+    freeifaddrs(ifa);
+    if (!own[0]) {
+        fprintf(stderr, "test_own_address_refused: skipped, no non-loopback IPv4 address\n");
+        return;
+    }
+    struct env e;
+    env_up(&e, 1, ALLOW_LOCAL, NULL);
+    loop_stop(&e.loop);
+    char hosts[300], line[128];
+    snprintf(line, sizeof line, "%s own.example.test\n", own);
+    write_temp("hosts-own", line, hosts, sizeof hosts);
+    struct egress_opts o = {NULL, hosts, e.resolv, 0, 3000, 1500};
+    struct egress_pair *p = NULL;
+    char err[256];
+    struct vrec v2;
+    vrec_init(&v2);
+    ck_assert_int_eq(egress_pair_new_opts(e.loop.base, e.spec, -1, -1, vrec_cb, &v2, &o, &p, err,
+                                          sizeof err), 0);
+    loop_start(&e.loop);
+    for (int rep = 0; rep < 2; rep++) { /* the second judgement uses the cached list */
+        int fd = tcp_connect("127.0.0.1", egress_pair_http_port(p));
+        sendf(fd, "CONNECT own.example.test:9 HTTP/1.1\r\n\r\n");
+        ck_assert_int_eq(read_connect_response(fd, e.resp, sizeof e.resp, &e.body), 403);
+        ck_assert_ptr_nonnull(strstr(e.body, "own addresses"));
+        close(fd);
+    }
+    ck_assert(vrec_has(&v2, "own.example.test:9", "one of this host's own addresses"));
+    loop_stop(&e.loop);
+    egress_pair_free(p);
+    remove_temp(hosts);
+    loop_start(&e.loop);
     env_down(&e);
 }
 END_TEST
@@ -684,6 +737,74 @@ START_TEST(test_passed_listeners)
 }
 END_TEST
 
+#ifdef TCP_CONGESTION
+static void cc_of(int fd, char *cc, size_t cap)
+{
+    socklen_t l = (socklen_t)cap - 1;
+    memset(cc, 0, cap);
+    ck_assert_int_eq(getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, &l), 0);
+}
+
+START_TEST(test_local_leg_congestion_control)
+{
+    /* The sandbox's leg is loopback: the pair's listeners use Reno, and the
+     * sockets they accept inherit it (the bulk benchmark depends on both). */
+    struct env e;
+    env_up(&e, 1, ALLOW_LOCAL, NULL);
+    loop_stop(&e.loop);
+    char cc[32];
+    int mine[2];
+    for (int fam = 0; fam < 2; fam++) {
+        uint16_t port;
+        int lfd = listen_loopback(fam ? AF_INET6 : AF_INET, &port);
+        if (lfd < 0)
+            continue; /* no IPv6 loopback here */
+        mine[fam] = dup(lfd);
+        struct vrec v2;
+        vrec_init(&v2);
+        struct egress_pair *p = pair_new(&e, e.spec, lfd, -1, &v2, -1, NULL);
+        cc_of(mine[fam], cc, sizeof cc);
+        ck_assert_str_eq(cc, "reno");
+        egress_pair_free(p);
+        close(mine[fam]);
+    }
+    /* Accepted sockets inherit the listener's choice. */
+    uint16_t port;
+    int lfd = listen_loopback(AF_INET, &port);
+    pair_tune_local_listener(lfd);
+    int c = tcp_connect("127.0.0.1", port);
+    int a = accept(lfd, NULL, NULL);
+    ck_assert_int_ge(a, 0);
+    cc_of(a, cc, sizeof cc);
+    ck_assert_str_eq(cc, "reno");
+    close(a);
+    close(c);
+    close(lfd);
+    /* Only loopback addresses count as the sandbox's leg. */
+    struct sockaddr_in s4 = {.sin_family = AF_INET};
+    struct sockaddr_in6 s6 = {.sin6_family = AF_INET6};
+    const char *const yes4[] = {"127.0.0.1", "127.255.0.9"}, *const no4[] = {"10.0.0.1", "128.0.0.1", "0.0.0.0"};
+    const char *const yes6[] = {"::1", "::ffff:127.0.0.2"}, *const no6[] = {"::", "::2", "::ffff:10.0.0.1", "fe80::1"};
+    for (size_t i = 0; i < 2; i++) {
+        inet_pton(AF_INET, yes4[i], &s4.sin_addr);
+        ck_assert_int_eq(pair_is_loopback((struct sockaddr *)&s4), 1);
+        inet_pton(AF_INET6, yes6[i], &s6.sin6_addr);
+        ck_assert_int_eq(pair_is_loopback((struct sockaddr *)&s6), 1);
+    }
+    for (size_t i = 0; i < 3; i++) {
+        inet_pton(AF_INET, no4[i], &s4.sin_addr);
+        ck_assert_int_eq(pair_is_loopback((struct sockaddr *)&s4), 0);
+    }
+    for (size_t i = 0; i < 4; i++) {
+        inet_pton(AF_INET6, no6[i], &s6.sin6_addr);
+        ck_assert_int_eq(pair_is_loopback((struct sockaddr *)&s6), 0);
+    }
+    loop_start(&e.loop);
+    env_down(&e);
+}
+END_TEST
+#endif
+
 START_TEST(test_upstream_chaining)
 {
     struct env e;
@@ -884,6 +1005,74 @@ START_TEST(test_bulk_and_counters)
 }
 END_TEST
 
+static json_int_t bytes_down(struct env *e)
+{
+    loop_stop(&e->loop);
+    json_t *st = json_object();
+    egress_pair_stats(e->pair, st);
+    json_int_t n = json_integer_value(json_object_get(st, "bytesDown"));
+    json_decref(st);
+    loop_start(&e->loop);
+    return n;
+}
+
+START_TEST(test_tunnel_semantics)
+{
+    struct env e;
+    env_up(&e, 1, ALLOW_LOCAL, NULL);
+    /* Bytes pipelined behind the CONNECT head go up first, in order. */
+    int fd = http_proxy(&e);
+    sendf(fd, "CONNECT localhost:%u HTTP/1.1\r\n\r\nGET /pipelined HTTP/1.1\r\nHost: x\r\n\r\n"
+              "GET /second HTTP/1.1\r\nHost: x\r\n\r\n",
+          e.srv.port4);
+    ck_assert_int_eq(read_connect_response(fd, e.resp, 4096, &e.body), 200);
+    ck_assert_int_eq(read_response(fd, e.resp, sizeof e.resp, &e.body), 200);
+    ck_assert_ptr_nonnull(strstr(e.body, "GET /pipelined"));
+    ck_assert_int_eq(read_response(fd, e.resp, sizeof e.resp, &e.body), 200);
+    ck_assert_ptr_nonnull(strstr(e.body, "GET /second"));
+    close(fd);
+
+    /* Half-close: the client's EOF reaches the server, whose answer still
+     * comes back; then the server's EOF closes the tunnel. */
+    fd = http_proxy(&e);
+    sendf(fd, "CONNECT localhost:%u HTTP/1.1\r\n\r\n", e.srv.port4);
+    ck_assert_int_eq(read_connect_response(fd, e.resp, 4096, &e.body), 200);
+    sendf(fd, "GET /half HTTP/1.1\r\nHost: x\r\n\r\n");
+    ck_assert_int_eq(shutdown(fd, SHUT_WR), 0);
+    ck_assert_int_eq(read_response(fd, e.resp, sizeof e.resp, &e.body), 200);
+    ck_assert_ptr_nonnull(strstr(e.body, "GET /half"));
+    ck_assert_int_eq(closes_within(fd, 2000), 1);
+    close(fd);
+
+    /* Backpressure: a client that does not read holds the proxy to a few
+     * buffers' worth, not the whole body; then everything arrives intact. */
+    const size_t big = 64 * 1024 * 1024;
+    json_int_t before = bytes_down(&e);
+    fd = http_proxy(&e);
+    sendf(fd, "CONNECT localhost:%u HTTP/1.1\r\n\r\n", e.srv.port4);
+    ck_assert_int_eq(read_connect_response(fd, e.resp, 4096, &e.body), 200);
+    sendf(fd, "GET /big/%zu HTTP/1.1\r\nHost: x\r\n\r\n", big);
+    usleep(300000);
+    json_int_t held = bytes_down(&e) - before;
+    ck_assert_msg(held > 0 && held < 24 * 1024 * 1024, "the proxy read %lld bytes for a client "
+                  "that reads nothing", (long long)held);
+    char head[256];
+    size_t hn = 0;
+    while (hn < 4 || memcmp(head + hn - 4, "\r\n\r\n", 4) != 0)
+        ck_assert_int_eq(recv_exact(fd, head + hn++, 1), 0);
+    char *buf = malloc(1 << 20);
+    ck_assert_ptr_nonnull(buf);
+    for (size_t got = 0; got < big; got += 1 << 20) {
+        ck_assert_int_eq(recv_exact(fd, buf, 1 << 20), 0);
+        ck_assert_int_eq(buf[0], 'b');
+        ck_assert_int_eq(buf[(1 << 20) - 1], 'b');
+    }
+    free(buf);
+    close(fd);
+    env_down(&e);
+}
+END_TEST
+
 START_TEST(test_free_with_work_in_flight)
 {
     /* Freeing a pair with a DNS lookup pending, a live tunnel, a forward in
@@ -935,12 +1124,16 @@ static Suite *suite(void)
     tcase_add_test(tc, test_absolute_uri_keepalive);
     tcase_add_test(tc, test_http_denied);
     tcase_add_test(tc, test_resolved_address_checks);
+    tcase_add_test(tc, test_own_address_refused);
     tcase_add_test(tc, test_gateway_errors_and_bad_requests);
     tcase_add_test(tc, test_socks5);
     tcase_add_test(tc, test_network_disabled);
     tcase_add_test(tc, test_two_pairs_independent);
     tcase_add_test(tc, test_credentials);
     tcase_add_test(tc, test_passed_listeners);
+#ifdef TCP_CONGESTION
+    tcase_add_test(tc, test_local_leg_congestion_control);
+#endif
     tcase_add_test(tc, test_upstream_chaining);
     tcase_add_test(tc, test_upstream_hangs_up);
     tcase_add_test(tc, test_resolves_the_judged_name_only);
@@ -949,6 +1142,7 @@ static Suite *suite(void)
     TCase *bulk = tcase_create("bulk");
     tcase_set_timeout(bulk, 120);
     tcase_add_test(bulk, test_bulk_and_counters);
+    tcase_add_test(bulk, test_tunnel_semantics);
     suite_add_tcase(s, bulk);
     return s;
 }

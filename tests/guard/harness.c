@@ -259,6 +259,18 @@ static void on_exit_ev(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Runs a supervisor in a separate process so that it can be SIGKILLed. */
+/* Protected paths below <work>/guarded, held only by the guard (in a real
+ * session these are the missing mandatory deny-write paths). */
+static const char *const rule_rests[] = {".bashrc", ".git/hooks", ".git/config", ".vscode"};
+#define N_RULES (sizeof rule_rests / sizeof rule_rests[0])
+static char guarded_dir[4200];
+
+static void fill_rules(struct guard_path_rule *r)
+{
+    for (size_t i = 0; i < N_RULES; i++)
+        r[i] = (struct guard_path_rule){guarded_dir, rule_rests[i]};
+}
+
 static pid_t supervisor_process(int lfd, int ready_w)
 {
     pid_t pid = fork();
@@ -268,7 +280,10 @@ static pid_t supervisor_process(int lfd, int ready_w)
     struct guard_supervisor *g;
     char err[256];
     struct seen s = {0};
-    if (!base || guard_supervisor_new(base, globs, on_violation, &s, &g, err, sizeof err) != 0)
+    struct guard_path_rule rules[N_RULES];
+    fill_rules(rules);
+    if (!base || guard_supervisor_new_with_paths(base, globs, rules, N_RULES, on_violation, &s,
+                                                 &g, err, sizeof err) != 0)
         _exit(2);
     if (guard_supervisor_add_listener(g, lfd, 1, err, sizeof err) != 0)
         _exit(2);
@@ -301,6 +316,11 @@ static int run_one(const char *self, const struct scenario *sc, int bwrap)
         write_file(work, "prot.txt", "orig\n") < 0 ||
         mkdir(sub, 0755) < 0)
         return 1;
+    snprintf(guarded_dir, sizeof guarded_dir, "%s/guarded", work);
+    if (mkdir(guarded_dir, 0755) < 0)
+        return 1;
+    struct guard_path_rule rules[N_RULES];
+    fill_rules(rules);
     int fail = 0;
     if (sc->setup) {
         char cmd[8192];
@@ -317,7 +337,8 @@ static int run_one(const char *self, const struct scenario *sc, int bwrap)
     struct guard_supervisor *g = NULL;
     char err[256];
     if (!base || (!sc->kill_supervisor &&
-                  guard_supervisor_new(base, globs, on_violation, &seen, &g, err, sizeof err))) {
+                  guard_supervisor_new_with_paths(base, globs, rules, N_RULES, on_violation,
+                                                  &seen, &g, err, sizeof err))) {
         fprintf(stderr, "  supervisor: %s\n", err);
         if (base)
             event_base_free(base);

@@ -641,6 +641,43 @@ const struct scenario guard_scenarios[] = {
      "echo evil > x && if mv -f x prot.txt 2>/dev/null; then exit 1; fi; "
      "test \"$(cat prot.txt)\" = orig",
      NULL, NULL, {"prot.txt"}, NEEDS_BWRAP, 0},
+    /* Missing protected paths below guarded/ (the harness's path rules):
+     * nothing may create them, by any route. */
+    {"protected-missing", NULL,
+     "cd guarded && "
+     "if echo x > .bashrc; then exit 1; fi; "
+     "if mkdir .vscode; then exit 1; fi; "
+     "if mkdir -p .git/hooks; then exit 1; fi; "
+     "if ln -s .bashrc l && echo x > l; then exit 1; fi; "
+     "echo y > y && if mv y .bashrc; then exit 1; fi; "
+     "if ln y .vscode; then exit 1; fi; "
+     "if mkfifo .bashrc; then exit 1; fi; "
+     "mkdir d && mkdir d/hooks && if mv d .git; then exit 1; fi; "
+     "test ! -e .bashrc && test ! -e .vscode && test ! -e .git && test -d d/hooks",
+     "file-write-create", ".bashrc", {"guarded/y"}, 0, 0},
+    /* ... and when the host makes them during the session, the sandbox can
+     * neither add to them, replace them, move them away nor link them. */
+    {"protected-host-made", NULL,
+     "cd guarded && "
+     "if echo x > .git/hooks/pre-commit; then exit 1; fi; "
+     "if mkdir .git/hooks/d; then exit 1; fi; "
+     "echo c > c && if mv c .git/config; then exit 1; fi; "
+     "if echo x >> .git/config; then exit 1; fi; "
+     "if mv .git g2; then exit 1; fi; "
+     "if ln .git/config l2; then exit 1; fi; "
+     "if mkdir -p .vscode/a/b; then exit 1; fi; "
+     "if echo x > .vscode/tasks.json; then exit 1; fi; "
+     "test \"$(cat .git/config)\" = orig && test ! -e .git/hooks/pre-commit && "
+     "echo d > .git/description",
+     "file-write-create", "pre-commit", {"guarded/.git/description"}, 0, 0,
+     "mkdir -p guarded/.git/hooks guarded/.vscode && echo orig > guarded/.git/config"},
+    {"protected-magic-fd", NULL,
+     "cd guarded && if /usr/bin/python3 -c \""
+     "import os; p = os.open('.git/config', os.O_PATH); "
+     "os.write(os.open('/proc/self/fd/%d' % p, os.O_WRONLY | os.O_CREAT), b'evil')\"; "
+     "then exit 1; fi; test \"$(cat .git/config)\" = orig",
+     "file-write-create", "/proc/self/fd/", {NULL}, NEEDS_PYTHON, 0,
+     "mkdir -p guarded/.git && echo orig > guarded/.git/config"},
     {"supervisor-killed", after_supervisor_death, NULL, NULL, NULL, {"ok.txt"}, 0, 1},
     /* must keep working */
     {"dev-null-stdout", NULL,
@@ -659,6 +696,10 @@ const struct scenario guard_scenarios[] = {
      "&& git add -A && git -c user.email=t@t -c user.name=t commit -qm init && "
      "git log --oneline | grep -q init",
      NULL, NULL, {"repo/.git/HEAD"}, NEEDS_GIT, 0},
+    {"protected-git-subdir", NULL,
+     "cd guarded && mkdir sub && cd sub && git init -q && echo a > a && git add a && "
+     "git -c user.email=t@t -c user.name=t commit -qm a && git config x.y z",
+     NULL, NULL, {"guarded/sub/.git/hooks"}, NEEDS_GIT, 0},
     {"venv", NULL, "/usr/bin/python3 -m venv --without-pip venv && venv/bin/python -c 'print(1)'",
      NULL, NULL, {"venv/bin/python"}, NEEDS_PYTHON, 0},
     {"cc", NULL,

@@ -430,14 +430,23 @@ START_TEST(session_outlives_launching_thread)
 }
 END_TEST
 
-START_TEST(placeholders_removed_at_stop)
+START_TEST(missing_protected_paths_leave_nothing)
 {
     char *before = h_snapshot(ws);
     launch();
+    /* The seccomp guard holds the missing protected paths: the workspace
+     * shows nothing new on the host while the session runs. */
+    char *during = h_snapshot(ws);
+    ck_assert_str_eq(before, during);
+    free(during);
     char *rc = path_in(ws, ".bashrc");
-    ck_assert_int_eq(h_exists(rc), 1); /* the read-only mount point, during the run */
-    struct h_exec *x = h_run(&h, "echo evil > .bashrc");
-    ck_assert_int_ne(x->code, 0);
+    ck_assert_int_eq(h_exists(rc), 0);
+    struct h_exec *x = h_run(&h, "echo evil > .bashrc || exit 3; echo no");
+    ck_assert_int_eq(x->code, 3);
+    x = h_run(&h, "mkdir .vscode || exit 3");
+    ck_assert_int_eq(x->code, 3);
+    h_pump(&h, 100);
+    ck_assert(h_saw_violation(&h, "file-write-create", ".bashrc"));
     ccsb_session_destroy(h.s);
     h.s = NULL;
     char *after = h_snapshot(ws);
@@ -450,6 +459,8 @@ END_TEST
 
 START_TEST(egress_through_sandbox_listeners)
 {
+    /* the JVM's properties are appended to the host's own JAVA_TOOL_OPTIONS */
+    ccsb_spec_set_env(spec, "JAVA_TOOL_OPTIONS", "-Xss1m");
     launch();
     /* The proxies listen inside the sandbox's own network namespace (the
      * sockets were made there by ccsb-init and handed to the host): the
@@ -458,10 +469,17 @@ START_TEST(egress_through_sandbox_listeners)
         "case \"$HTTP_PROXY\" in http://127.0.0.1:*) echo http-env;; esac; "
         "case \"$ALL_PROXY\" in socks5h://127.0.0.1:*) echo socks-env;; esac; "
         "case \"$GIT_SSH_COMMAND\" in *'ccsb-init connect'*) echo ssh-env;; esac; "
+        "[ \"$npm_config_https_proxy$PIP_PROXY$CARGO_HTTP_PROXY$YARN_HTTPS_PROXY\" = "
+        "\"$HTTP_PROXY$HTTP_PROXY$HTTP_PROXY$HTTP_PROXY\" ] && echo tools-env; "
+        "case \"$JAVA_TOOL_OPTIONS\" in \"-Xss1m -Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=\"*\""
+        "-Dhttps.proxyPort=\"*) echo java-env;; esac; "
         "curl -fsS -m 10 http://blocked.invalid/ -o /dev/null 2>/dev/null || echo http-refused; "
         "/run/ccsb/ccsb-init connect blocked-ssh.invalid 22 </dev/null 2>/dev/null || "
         "echo socks-refused");
-    ck_assert_str_eq(x->out, "http-env\nsocks-env\nssh-env\nhttp-refused\nsocks-refused\n");
+    ck_assert_msg(x->exited, "exec: code %d sig %d err %s", x->code, x->sig, x->err);
+    ck_assert_msg(strcmp(x->out, "http-env\nsocks-env\nssh-env\ntools-env\njava-env\n"
+                                 "http-refused\nsocks-refused\n") == 0,
+                  "out [%s] err [%s] code %d", x->out, x->err, x->code);
     h_pump(&h, 100);
     ck_assert(h_saw_violation(&h, "network-outbound", "blocked.invalid:80"));
     ck_assert(h_saw_violation(&h, "network-outbound", "blocked-ssh.invalid:22"));
@@ -567,7 +585,7 @@ static Suite *suite(void)
     tcase_add_test(tc, pids_limit);
     tcase_add_test(tc, memory_limit);
     tcase_add_test(tc, details_and_launch_failure_is_clean);
-    tcase_add_test(tc, placeholders_removed_at_stop);
+    tcase_add_test(tc, missing_protected_paths_leave_nothing);
     tcase_add_test(tc, egress_through_sandbox_listeners);
     tcase_add_test(tc, no_fd_or_child_leak);
     tcase_add_test(tc, spare_is_closed_and_expendable);

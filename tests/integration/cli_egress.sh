@@ -51,5 +51,66 @@ code=$("$CCSB" run --allow 127.0.0.1 -- sh -c \
   "curl -s --noproxy '*' --max-time 5 -o /dev/null -w '%{http_code}' http://127.0.0.1:$port/")
 [ "$code" = "000" ] && ok "direct connection fails" || bad "direct connection (got '$code')"
 
+# Proxy chaining: an upstream HTTP proxy (the host's own) on loopback that
+# logs each CONNECT and checks its credential; allowed connections go through
+# it, refused ones never reach it.
+python3 - > uport.txt 2>/dev/null <<'PY' &
+import base64, socket, threading
+want = "Basic " + base64.b64encode(b"u:p@ss").decode()
+ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(16)
+print(ls.getsockname()[1], flush=True)
+log = open("upstream.log", "a")
+def pipe(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d: break
+            b.sendall(d)
+    except OSError: pass
+    finally:
+        try: b.shutdown(socket.SHUT_WR)
+        except OSError: pass
+def serve(c):
+    head = b""
+    while b"\r\n\r\n" not in head:
+        d = c.recv(4096)
+        if not d: return c.close()
+        head += d
+    lines = head.split(b"\r\n\r\n")[0].decode().split("\r\n")
+    auth = [l.split(":", 1)[1].strip() for l in lines[1:] if l.lower().startswith("proxy-authorization:")]
+    log.write(lines[0] + (" auth-ok" if auth == [want] else " auth-bad") + "\n"); log.flush()
+    method, target = lines[0].split()[:2]
+    if method != "CONNECT" or auth != [want]:
+        c.sendall(b"HTTP/1.1 407 no\r\n\r\n"); return c.close()
+    host, port = target.rsplit(":", 1)
+    u = socket.create_connection((host.strip("[]"), int(port)))
+    c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+    threading.Thread(target=pipe, args=(u, c), daemon=True).start()
+    pipe(c, u)
+ls.settimeout(60)
+try:
+    while True:
+        c, _ = ls.accept()
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
+except OSError: pass
+PY
+up=$!
+trap 'kill $srv $up 2>/dev/null; rm -rf "$work"' EXIT
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s uport.txt ] && break; sleep 0.2; done
+uport=$(cat uport.txt)
+out=$("$CCSB" run --allow 127.0.0.1 --upstream-proxy "http://u:p%40ss@127.0.0.1:$uport" \
+  -- sh -c "curl -s --max-time 10 http://127.0.0.1:$port/index.html; \
+   curl -s --max-time 10 -o /dev/null -w '%{http_code}\n' http://denied.invalid/")
+[ "$(echo "$out" | head -1)" = "hello-through-proxy" ] \
+  && ok "allowed connection through the upstream proxy" || bad "upstream chaining (got '$out')"
+grep -q "^CONNECT 127.0.0.1:$port HTTP/1.1 auth-ok$" upstream.log \
+  && ok "the upstream proxy saw the checked address with its credential" \
+  || bad "upstream log: $(cat upstream.log 2>/dev/null)"
+[ "$(echo "$out" | tail -1)" = "403" ] && ! grep -q denied upstream.log \
+  && ok "a refused host never reaches the upstream proxy" || bad "refused host and upstream"
+"$CCSB" run --upstream-proxy "socks5://127.0.0.1:1080" -- true 2>err.txt
+[ $? -ne 0 ] && grep -q "upstreamProxy: only http://" err.txt \
+  && ok "a bad upstream proxy is refused, naming the field" || bad "bad upstream: $(cat err.txt)"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -126,5 +126,20 @@ timeout 10 "$CCSB" run --backend none -- sh -c 'echo out; echo err >&2' >&- 2>er
 rc=$?
 [ $rc -eq 0 ] && [ "$(cat err2.txt)" = "err" ] && ok "stdout closed" || bad "stdout closed (rc=$rc)"
 
+# Egress proxies on host loopback, with the session's credential: a denied
+# host gets 403 and a violation event; without the credential, 407.
+if command -v curl >/dev/null; then
+  out=$("$CCSB" run --backend none --events ev-none.jsonl -- sh -c \
+    'curl -s -o /dev/null -w "%{http_code} " --max-time 10 http://denied.invalid/;
+     curl -s -o /dev/null -w "%{http_code}" --max-time 10 \
+       -x "http://127.0.0.1:${HTTP_PROXY##*:}" http://denied.invalid/' 2>/dev/null)
+  [ "$out" = "403 407" ] && ok "none: proxies refuse denied hosts and strangers" \
+    || bad "none: proxies (got '$out')"
+  grep -q '"type":"violation".*"action":"network-outbound".*denied.invalid:80' ev-none.jsonl \
+    && ok "none: violation event for the denied host" || bad "none: violation event"
+else
+  echo "ok - none: proxies # SKIP curl missing"
+fi
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -20,6 +20,8 @@ void run_opts_usage(void)
           "  --allow DOMAIN           add an egress allowlist entry (repeatable)\n"
           "  --deny DOMAIN            add an egress denylist entry (repeatable)\n"
           "  --no-network             refuse every outbound connection\n"
+          "  --upstream-proxy URL     tunnel allowed connections through this HTTP proxy\n"
+          "                           (the host's own, e.g. \"$HTTPS_PROXY\")\n"
           "  --protect PATH           never writable (repeatable)\n"
           "  --deny-read PATH         never readable (repeatable)\n"
           "  --deny-write-glob GLOB   refuse creating names matching GLOB (repeatable); without\n"
@@ -174,6 +176,7 @@ static int takes_value(const char *opt)
 {
     static const char *const with_value[] = {
         "--spec", "--backend", "--mode", "--bind", "--workdir", "--allow", "--deny",
+        "--upstream-proxy",
         "--protect", "--deny-read", "--deny-write-glob", "--runner-state", "--unix-socket",
         "--timeout",
         "--env", "--events", "--platform", NULL};
@@ -271,6 +274,8 @@ int run_opts_parse(int argc, char **argv, struct run_opts *o)
             r = ccsb_spec_add_egress_allow(o->spec, v);
         } else if (strcmp(a, "--deny") == 0) {
             r = ccsb_spec_add_egress_deny(o->spec, v);
+        } else if (strcmp(a, "--upstream-proxy") == 0) {
+            r = ccsb_spec_set_upstream_proxy(o->spec, v);
         } else if (strcmp(a, "--protect") == 0) {
             char *abs = absolute(v);
             r = abs ? ccsb_spec_add_protected_path(o->spec, abs) : CCSB_E_NOMEM;

@@ -134,6 +134,7 @@ PROTOTYPES = {
     "ccsb_spec_add_deny_write_glob": (c_int, [spec_p, c_char_p]),
     "ccsb_spec_add_unix_socket": (c_int, [spec_p, c_char_p]),
     "ccsb_spec_set_allow_git_config": (c_int, [spec_p, c_int]),
+    "ccsb_spec_set_upstream_proxy": (c_int, [spec_p, c_char_p]),
     "ccsb_spec_set_env": (c_int, [spec_p, c_char_p, c_char_p]),
     "ccsb_spec_set_timeout_ms": (c_int, [spec_p, c_u64]),
     "ccsb_spec_set_memory_max": (c_int, [spec_p, c_u64]),

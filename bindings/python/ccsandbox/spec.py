@@ -17,6 +17,7 @@ _SCALARS = {
     "guest_workdir": ("ccsb_spec_set_guest_workdir", "str"),
     "network_enabled": ("ccsb_spec_set_network_enabled", "bool"),
     "allow_git_config": ("ccsb_spec_set_allow_git_config", "bool"),
+    "upstream_proxy": ("ccsb_spec_set_upstream_proxy", "str"),
     "timeout_ms": ("ccsb_spec_set_timeout_ms", "u64"),
     "memory_max": ("ccsb_spec_set_memory_max", "u64"),
     "pids_max": ("ccsb_spec_set_pids_max", "u32"),

@@ -55,7 +55,8 @@ class TestSpec(unittest.TestCase):
             s = ccsandbox.Spec(session_id="py-spec", backend="none", mode="review",
                                bind_mounts=[d, (d, "/guest", True)], guest_workdir=d,
                                egress_allow=["*.example.com"], env={"LANG": "C.UTF-8"},
-                               deny_write_globs=["*.key"], timeout_ms=1234, pids_max=64)
+                               deny_write_globs=["*.key"], timeout_ms=1234, pids_max=64,
+                               upstream_proxy="http://127.0.0.1:3128")
             j = s.as_dict()
             self.assertEqual(j["sessionId"], "py-spec")
             self.assertEqual(j["backend"], "none")
@@ -65,6 +66,7 @@ class TestSpec(unittest.TestCase):
             self.assertIn("*.example.com", j["egressAllowlist"])
             self.assertEqual(j["env"]["LANG"], "C.UTF-8")
             self.assertEqual(j["limits"]["timeoutMs"], 1234)
+            self.assertEqual(j["upstreamProxy"], "http://127.0.0.1:3128")
             s.validate()
             again = ccsandbox.Spec.from_json(s.to_json())
             self.assertEqual(again.as_dict(), j)

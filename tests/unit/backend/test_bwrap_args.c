@@ -278,6 +278,44 @@ START_TEST(deny_write_missing_gets_placeholders)
 }
 END_TEST
 
+/* With the guard, missing paths become guard rules: nothing on the host,
+ * no mount; a missing deny-read secret keeps its placeholder (masked). */
+START_TEST(deny_write_missing_held_by_guard)
+{
+    static const struct fake_entry fs[] = {
+        {"/usr", BWRAP_KIND_DIR, NULL}, {"/etc", BWRAP_KIND_DIR, NULL},
+        {"/w", BWRAP_KIND_DIR, NULL},   {"/w/sub", BWRAP_KIND_DIR, NULL},
+        {"/home/u", BWRAP_KIND_DIR, NULL}, {NULL, 0, NULL},
+    };
+    g_fs = fs;
+    add_mount("/w", "/work", 1);
+    add_mount("/home/u", "/home/u", 1);
+    add_path(&pol.deny_write, "/w/.bashrc", NULL);
+    add_path(&pol.deny_write, "/w/.git/hooks", NULL);
+    add_path(&pol.deny_write, "/w/.git/config", NULL);
+    add_path(&pol.deny_write, "/w/sub/.vscode/x", NULL);
+    add_path(&pol.deny_write, "/home/u/.aws", NULL);
+    add_path(&pol.deny_read, "/home/u/.aws", NULL);
+    struct bwrap_opts o = {.helper_path = "/h", .host = &fake_host, .have_guard = 1};
+    ck_assert_int_eq(bwrap_plan_build(&pol, &o, &plan, err, sizeof err), 0);
+    ck_assert_uint_eq(plan.guard_anchors.n, 4);
+    ck_assert_uint_eq(plan.guard_rests.n, 4);
+    const char *want[][2] = {{"/w", ".bashrc"}, {"/w", ".git/hooks"}, {"/w", ".git/config"},
+                             {"/w/sub", ".vscode/x"}};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_str_eq(plan.guard_anchors.v[i], want[i][0]);
+        ck_assert_str_eq(plan.guard_rests.v[i], want[i][1]);
+    }
+    ck_assert_int_eq(find(1, "/work/.bashrc"), -1);
+    ck_assert_int_eq(find(1, "/work/.git"), -1);
+    /* the secret: placeholder, read-only, then masked */
+    ck_assert_uint_eq(plan.ph_files.n, 0);
+    ck_assert_uint_eq(plan.ph_dirs.n, 1);
+    ck_assert_str_eq(plan.ph_dirs.v[0], "/home/u/.aws");
+    ck_assert_int_ge(find(2, "--ro", "/home/u/.aws"), 0);
+}
+END_TEST
+
 START_TEST(deny_write_in_read_only_mount_is_noop)
 {
     add_mount("/w", "/w", 0);
@@ -489,6 +527,7 @@ static Suite *suite(void)
     tcase_add_test(tc, reserved_guest_refused);
     tcase_add_test(tc, deny_write_existing_pins_ancestors);
     tcase_add_test(tc, deny_write_missing_gets_placeholders);
+    tcase_add_test(tc, deny_write_missing_held_by_guard);
     tcase_add_test(tc, deny_write_in_read_only_mount_is_noop);
     tcase_add_test(tc, deny_write_guest_spelling_differs);
     tcase_add_test(tc, symlink_in_writable_root_fails_closed);

@@ -18,6 +18,7 @@
 
 #include "ccsandbox/ccsandbox.h"
 #include "guard/glob.h"
+#include "guard/pathrules.h"
 #include "guard/guard.h"
 #include "guard/resolve.h"
 #include "guard/target.h"
@@ -278,6 +279,98 @@ END_TEST
 
 /* ---- the static filter, in a child ---- */
 
+/* ---- protected-path rules ------------------------------------------------------- */
+
+static int dfd(const char *root, const char *rel)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/%s", root, rel);
+    int fd = open(p, O_PATH | O_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    return fd;
+}
+
+static int chk(const struct path_rules *pr, const char *root, const char *dir, const char *name)
+{
+    int fd = dfd(root, dir);
+    const char *which = NULL;
+    int r = path_rules_check(pr, fd, name, &which);
+    close(fd);
+    if (r == 1)
+        ck_assert_ptr_nonnull(which);
+    return r;
+}
+
+START_TEST(path_rules_chain)
+{
+    char root[] = "/tmp/ccsb-pathrules-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    char a[64], cmd[512];
+    snprintf(a, sizeof a, "%s/ws", root);
+    ck_assert_int_eq(mkdir(a, 0755), 0);
+    struct guard_path_rule rules[] = {{a, ".git/hooks"}, {a, ".bashrc"}, {a, ".config/fish"}};
+    struct path_rules pr;
+    char err[256];
+    ck_assert_int_eq(path_rules_init(&pr, rules, 3, err, sizeof err), 0);
+    /* nothing exists: only the first missing component of each is refused */
+    ck_assert_int_eq(chk(&pr, a, ".", ".git"), 1);
+    ck_assert_int_eq(chk(&pr, a, ".", ".bashrc"), 1);
+    ck_assert_int_eq(chk(&pr, a, ".", ".config"), 1);
+    ck_assert_int_eq(chk(&pr, a, ".", ".gitignore"), 0);
+    ck_assert_int_eq(chk(&pr, a, ".", "hooks"), 0);
+    /* the host makes .git: inside it, only hooks is refused */
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/.git %s/sub/.git", a, a);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(chk(&pr, a, ".git", "hooks"), 1);
+    ck_assert_int_eq(chk(&pr, a, ".git", "HEAD"), 0);
+    ck_assert_int_eq(chk(&pr, a, "sub/.git", "hooks"), 0); /* not at the anchor */
+    /* a nameless object: refused when it is the protected file itself */
+    snprintf(cmd, sizeof cmd, "touch %s/.bashrc %s/ok", a, a);
+    ck_assert_int_eq(system(cmd), 0);
+    const char *which = NULL;
+    int fd = dfd(a, ".bashrc");
+    ck_assert_int_eq(path_rules_check_obj(&pr, fd, &which), 1);
+    ck_assert_str_eq(which, strcat(strcpy(cmd, a), "/.bashrc"));
+    close(fd);
+    fd = dfd(a, "ok");
+    ck_assert_int_eq(path_rules_check_obj(&pr, fd, &which), 0);
+    close(fd);
+    /* ... then hooks: everything at any depth inside it is refused */
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/.git/hooks/d/e", a);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(chk(&pr, a, ".git/hooks", "pre-commit"), 1);
+    ck_assert_int_eq(chk(&pr, a, ".git/hooks/d/e", "x"), 1);
+    ck_assert_int_eq(chk(&pr, a, ".git", "config"), 0);
+    ck_assert_int_eq(chk(&pr, a, "sub", "x"), 0);
+    /* ... or, once a protected directory exists, maybe inside it */
+    fd = dfd(a, ".git/hooks/d");
+    ck_assert_int_eq(path_rules_check_obj(&pr, fd, &which), 1);
+    close(fd);
+    fd = dfd(a, "sub");
+    ck_assert_int_eq(path_rules_check_obj(&pr, fd, &which), 0);
+    close(fd);
+    fd = dfd(a, "ok"); /* a file now: it could be a hard link into hooks */
+    ck_assert_int_eq(path_rules_check_obj(&pr, fd, &which), 1);
+    close(fd);
+    /* a symlink in the way ends the chain (the path cannot exist through it) */
+    snprintf(cmd, sizeof cmd, "mkdir %s/elsewhere && ln -s elsewhere %s/.config", a, a);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(chk(&pr, a, ".", ".config"), 1);
+    ck_assert_int_eq(chk(&pr, a, "elsewhere", "fish"), 0);
+    path_rules_clear(&pr);
+    /* bad rules fail closed */
+    struct guard_path_rule bad1[] = {{"/nonexistent-ccsb-dir", "x"}};
+    ck_assert_int_eq(path_rules_init(&pr, bad1, 1, err, sizeof err), CCSB_E_POLICY);
+    ck_assert_ptr_nonnull(strstr(err, "/nonexistent-ccsb-dir"));
+    struct guard_path_rule bad2[] = {{a, "x/../y"}};
+    ck_assert_int_eq(path_rules_init(&pr, bad2, 1, err, sizeof err), CCSB_E_POLICY);
+    struct guard_path_rule bad3[] = {{a, ""}};
+    ck_assert_int_eq(path_rules_init(&pr, bad3, 1, err, sizeof err), CCSB_E_POLICY);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(filter_static)
 {
     struct guard_filter_cfg cfg = {.allow_unix_sockets = 0, .notify = 0};
@@ -366,6 +459,7 @@ static Suite *suite(void)
     tcase_add_test(t, resolve_symlinks);
     tcase_add_test(t, resolve_relative_and_rebase);
     tcase_add_test(t, resolve_proc_magic);
+    tcase_add_test(t, path_rules_chain);
     suite_add_tcase(s, t);
     /* Valgrind does not implement seccomp(2): there these only run for real. */
     const char *pre = getenv("LD_PRELOAD");

@@ -230,7 +230,7 @@ START_TEST(mandatory_set_whether_or_not_present)
     ck_assert_int_eq(b->is_dir, 0);
     /* The repository at the root, even though there is none yet. */
     const char *git[] = {"/tmp/w/.git/hooks", "/tmp/w/.git/config", "/tmp/w/.git/config.worktree",
-                         "/tmp/w/.git/modules"};
+                         "/tmp/w/.git/modules", "/tmp/w/.git/commondir"};
     for (size_t i = 0; i < sizeof git / sizeof git[0]; i++) {
         const struct policy_path *g = must_find(&p->deny_write, git[i]);
         ck_assert_int_eq(g->exists, 0);

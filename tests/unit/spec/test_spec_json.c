@@ -27,6 +27,7 @@ static const char default_json[] =
     "  \"denyWriteGlobs\": [],\n"
     "  \"unixSockets\": [],\n"
     "  \"allowGitConfig\": false,\n"
+    "  \"upstreamProxy\": null,\n"
     "  \"env\": {},\n"
     "  \"limits\": {\n"
     "    \"timeoutMs\": 0,\n"
@@ -105,6 +106,7 @@ static ccsb_spec *full_spec(void)
     ck_assert_int_eq(ccsb_spec_add_deny_write_glob(s, ".env"), 0);
     ck_assert_int_eq(ccsb_spec_add_deny_write_glob(s, "*.pem"), 0);
     ck_assert_int_eq(ccsb_spec_set_allow_git_config(s, 1), 0);
+    ck_assert_int_eq(ccsb_spec_set_upstream_proxy(s, "http://u:p%40w@proxy.corp:3128"), 0);
     ck_assert_int_eq(ccsb_spec_set_env(s, "Z_LAST", "multi\nline \"quoted\""), 0);
     ck_assert_int_eq(ccsb_spec_set_env(s, "A_FIRST", ""), 0);
     ck_assert_int_eq(ccsb_spec_set_timeout_ms(s, SPEC_MAX_INT), 0);
@@ -122,6 +124,7 @@ static void assert_same(const struct ccsb_spec *a, const struct ccsb_spec *b)
     SAME_OPT(workspace_id);
     SAME_OPT(agent_id);
     SAME_OPT(guest_workdir);
+    SAME_OPT(upstream_proxy);
 #undef SAME_OPT
     ck_assert_int_eq(a->backend, b->backend);
     ck_assert_int_eq(a->mode, b->mode);
@@ -239,6 +242,7 @@ static const struct bad_case wrong_types[] = {
     {"{\"sessionId\":5}", "sessionId: must be a string or null"},
     {"{\"workspaceId\":true}", "workspaceId: must be a string or null"},
     {"{\"agentId\":[]}", "agentId: must be a string or null"},
+    {"{\"upstreamProxy\":1}", "upstreamProxy: must be a string or null"},
     {"{\"backend\":null}", "backend: must be a string"},
     {"{\"backend\":\"podman\"}",
      "backend: unknown backend \"podman\" (expected auto, native, none, microvm or docker)"},

@@ -149,6 +149,8 @@ typedef ccsb_spec_add_deny_write_glob_native = Int Function(Pointer<CcsbSpec>, P
 typedef ccsb_spec_add_deny_write_glob_dart = int Function(Pointer<CcsbSpec>, Pointer<Utf8>);
 typedef ccsb_spec_add_unix_socket_native = Int Function(Pointer<CcsbSpec>, Pointer<Utf8>);
 typedef ccsb_spec_add_unix_socket_dart = int Function(Pointer<CcsbSpec>, Pointer<Utf8>);
+typedef ccsb_spec_set_upstream_proxy_native = Int Function(Pointer<CcsbSpec>, Pointer<Utf8>);
+typedef ccsb_spec_set_upstream_proxy_dart = int Function(Pointer<CcsbSpec>, Pointer<Utf8>);
 typedef ccsb_spec_set_allow_git_config_native = Int Function(Pointer<CcsbSpec>, Int);
 typedef ccsb_spec_set_allow_git_config_dart = int Function(Pointer<CcsbSpec>, int);
 typedef ccsb_spec_set_env_native = Int Function(Pointer<CcsbSpec>, Pointer<Utf8>, Pointer<Utf8>);
@@ -284,6 +286,7 @@ class CcsbBindings {
   late final ccsb_spec_add_deny_read = library.lookupFunction<ccsb_spec_add_deny_read_native, ccsb_spec_add_deny_read_dart>('ccsb_spec_add_deny_read');
   late final ccsb_spec_add_deny_write_glob = library.lookupFunction<ccsb_spec_add_deny_write_glob_native, ccsb_spec_add_deny_write_glob_dart>('ccsb_spec_add_deny_write_glob');
   late final ccsb_spec_add_unix_socket = library.lookupFunction<ccsb_spec_add_unix_socket_native, ccsb_spec_add_unix_socket_dart>('ccsb_spec_add_unix_socket');
+  late final ccsb_spec_set_upstream_proxy = library.lookupFunction<ccsb_spec_set_upstream_proxy_native, ccsb_spec_set_upstream_proxy_dart>('ccsb_spec_set_upstream_proxy');
   late final ccsb_spec_set_allow_git_config = library.lookupFunction<ccsb_spec_set_allow_git_config_native, ccsb_spec_set_allow_git_config_dart>('ccsb_spec_set_allow_git_config');
   late final ccsb_spec_set_env = library.lookupFunction<ccsb_spec_set_env_native, ccsb_spec_set_env_dart>('ccsb_spec_set_env');
   late final ccsb_spec_set_timeout_ms = library.lookupFunction<ccsb_spec_set_timeout_ms_native, ccsb_spec_set_timeout_ms_dart>('ccsb_spec_set_timeout_ms');

@@ -149,6 +149,7 @@ class SandboxSpec {
     this.denyWriteGlobs = const [],
     this.unixSockets = const [],
     this.allowGitConfig = false,
+    this.upstreamProxy,
     this.env = const {},
     this.timeout,
     this.memoryBytes = 0,
@@ -182,6 +183,7 @@ class SandboxSpec {
       denyWriteGlobs: strings('denyWriteGlobs'),
       unixSockets: strings('unixSockets'),
       allowGitConfig: (j['allowGitConfig'] as bool?) ?? false,
+      upstreamProxy: j['upstreamProxy'] as String?,
       env: ((j['env'] as Map?) ?? const {}).cast<String, String>(),
       timeout: ms > 0 ? Duration(milliseconds: ms) : null,
       memoryBytes: (limits['memoryBytes'] as int?) ?? 0,
@@ -208,6 +210,10 @@ class SandboxSpec {
   /// Host unix sockets the commands may connect to (turns on AF_UNIX).
   final List<String> unixSockets;
   final bool allowGitConfig;
+
+  /// An HTTP proxy the host itself must use ("http://[user:password@]host:port");
+  /// allowed connections are tunnelled through it.
+  final String? upstreamProxy;
   final Map<String, String> env;
 
   /// The session's wall-clock limit (null: none).
@@ -234,6 +240,7 @@ class SandboxSpec {
         'denyWriteGlobs': denyWriteGlobs,
         'unixSockets': unixSockets,
         'allowGitConfig': allowGitConfig,
+        'upstreamProxy': upstreamProxy,
         'env': env,
         'limits': {
           'timeoutMs': timeout?.inMilliseconds ?? 0,

@@ -203,6 +203,7 @@ extern "C" {
     pub fn ccsb_spec_add_deny_write_glob(spec: *mut ccsb_spec, glob: *const c_char) -> c_int;
     pub fn ccsb_spec_add_unix_socket(spec: *mut ccsb_spec, path: *const c_char) -> c_int;
     pub fn ccsb_spec_set_allow_git_config(spec: *mut ccsb_spec, allow: c_int) -> c_int;
+    pub fn ccsb_spec_set_upstream_proxy(spec: *mut ccsb_spec, url: *const c_char) -> c_int;
     pub fn ccsb_spec_set_env(spec: *mut ccsb_spec, name: *const c_char, value: *const c_char) -> c_int;
     pub fn ccsb_spec_set_timeout_ms(spec: *mut ccsb_spec, ms: u64) -> c_int;
     pub fn ccsb_spec_set_memory_max(spec: *mut ccsb_spec, bytes: u64) -> c_int;

@@ -262,6 +262,12 @@ impl Spec {
         let r = unsafe { sys::ccsb_spec_set_network_enabled(self.ptr.as_ptr(), on as c_int) };
         self.set_int(r, "ccsb_spec_set_network_enabled", "networkEnabled")
     }
+    /// An HTTP proxy the host itself must use ("http://[user:password@]host:port"):
+    /// allowed connections are tunnelled through it.
+    pub fn upstream_proxy(&mut self, url: &str) -> Result<&mut Self> {
+        self.set_str(sys::ccsb_spec_set_upstream_proxy, "ccsb_spec_set_upstream_proxy", "upstreamProxy", url)
+    }
+
     pub fn allow_git_config(&mut self, on: bool) -> Result<&mut Self> {
         // SAFETY: valid spec.
         let r = unsafe { sys::ccsb_spec_set_allow_git_config(self.ptr.as_ptr(), on as c_int) };

@@ -64,6 +64,8 @@ fn spec_setters_and_json_round_trip() {
         .env("LANG", "C.UTF-8")
         .unwrap()
         .timeout(Duration::from_millis(1234))
+        .unwrap()
+        .upstream_proxy("http://127.0.0.1:3128")
         .unwrap();
     let j = s.to_json().unwrap();
     for needle in [
@@ -73,6 +75,7 @@ fn spec_setters_and_json_round_trip() {
         "*.example.com",
         "C.UTF-8",
         "1234",
+        "\"http://127.0.0.1:3128\"",
     ] {
         assert!(j.contains(needle), "{} lacks {}", j, needle);
     }
