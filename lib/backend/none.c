@@ -39,7 +39,7 @@
 #include "core/ctx.h"
 #include "core/event.h"
 #include "core/exec_req.h"
-#include "core/fd.h"
+#include "util/fd.h"
 #include "core/session.h"
 #include "egress/egress.h"
 #include "spec/spec.h"

@@ -27,7 +27,7 @@
 #include "core/ctx_internal.h"
 #include "core/event.h"
 #include "core/exec.h"
-#include "core/fd.h"
+#include "util/fd.h"
 #include "core/probe.h"
 #include "core/session.h"
 #include "util/err.h"

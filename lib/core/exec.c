@@ -29,7 +29,7 @@
 #include "core/ctx.h"
 #include "core/event.h"
 #include "core/exec_req.h"
-#include "core/fd.h"
+#include "util/fd.h"
 #include "core/session.h"
 
 #define READ_CHUNK 65536

@@ -19,6 +19,7 @@
 #include "egress/pair_int.h"
 #include "egress/resolver.h"
 #include "egress/rules.h"
+#include "util/fd.h"
 
 #define DIAL_MAX_ADDRS 8
 
@@ -234,7 +235,7 @@ static void try_next(struct dial *d)
             dlen = d->p->up_len;
         }
         /* Our own socket so it is close-on-exec: sandboxes are forked from this process. */
-        int fd = socket(dst->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        int fd = fd_above_stdio(socket(dst->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
         if (fd < 0) {
             d->last_errno = errno;
             continue;

@@ -1,4 +1,5 @@
 #include "egress/hostaddrs.h"
+#include "util/fd.h"
 
 #include <errno.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 
 static int watch_open(void)
 {
-    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+    int fd = fd_above_stdio(socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE));
     if (fd < 0)
         return -1;
     struct sockaddr_nl sa;

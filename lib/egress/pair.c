@@ -22,6 +22,7 @@
 #include "egress/pair_int.h"
 #include "egress/upstream.h"
 #include "spec/spec.h"
+#include "util/fd.h"
 #include "egress/resolver.h"
 #include "util/err.h"
 
@@ -93,16 +94,22 @@ static void base64(const unsigned char *in, size_t n, char *out)
     out[o] = '\0';
 }
 
+/* Accepted sockets never stay on 0-2 (a host that closed its standard
+ * streams); fd_above_stdio closes the socket if it cannot move it. */
 static void accept_http(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
                         int salen, void *arg)
 {
-    http_proxy_accept(arg, fd);
+    fd = fd_above_stdio(fd);
+    if (fd >= 0)
+        http_proxy_accept(arg, fd);
 }
 
 static void accept_socks(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
                          int salen, void *arg)
 {
-    socks5_accept(arg, fd);
+    fd = fd_above_stdio(fd);
+    if (fd >= 0)
+        socks5_accept(arg, fd);
 }
 
 static uint16_t local_port(int fd)

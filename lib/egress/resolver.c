@@ -11,6 +11,8 @@
 #include <event2/event.h>
 #include <event2/util.h>
 
+#include "util/fd.h"
+
 /*
  * Freeing an evdns_base while a cancelled lookup still owes its callback is
  * a use-after-free inside libevent 2.1 (the pending sub-request callbacks
@@ -83,11 +85,25 @@ struct resolver *resolver_new(struct event_base *base, const char *hosts_file,
     return r;
 }
 
+static struct evdns_base *make_dns(struct resolver *r);
+
 /* The evdns base, made on first use; NULL when it cannot be. */
 static struct evdns_base *dns_of(struct resolver *r)
 {
     if (r->dns)
         return r->dns;
+    /* evdns opens its nameserver sockets here: never on 0-2 of a host that
+     * closed its standard streams. */
+    int held[3];
+    int n_held = fd_hold_stdio(held);
+    struct evdns_base *dns = make_dns(r);
+    fd_release_stdio(held, n_held);
+    r->dns = dns;
+    return dns;
+}
+
+static struct evdns_base *make_dns(struct resolver *r)
+{
     struct evdns_base *dns = evdns_base_new(r->base, EVDNS_BASE_DISABLE_WHEN_INACTIVE);
     if (!dns)
         return NULL;
@@ -105,7 +121,6 @@ static struct evdns_base *dns_of(struct resolver *r)
         evdns_base_free(dns, 0);
         return NULL;
     }
-    r->dns = dns;
     return dns;
 }
 

@@ -1018,12 +1018,91 @@ START_TEST(host_with_stdio_closed)
 }
 END_TEST
 
+/* The egress proxies' sockets (accepted connections, the resolver's,
+ * dialled ones) must not take 0-2 of a host that closed them either. */
+START_TEST(proxy_sockets_avoid_closed_stdio)
+{
+    if (access("/usr/bin/python3", X_OK) != 0) {
+        printf("SKIP proxy_sockets_avoid_closed_stdio: python3 missing\n");
+        return;
+    }
+    int saved[3];
+    for (int i = 0; i < 3; i++) {
+        saved[i] = fcntl(i, F_DUPFD_CLOEXEC, 10);
+        ck_assert_int_ge(saved[i], 0);
+        close(i);
+    }
+    ccsb_ctx *ctx = NULL;
+    int r = ccsb_ctx_new(&ctx, NULL, 0);
+    ccsb_spec *spec = NULL;
+    ccsb_spec_new(&spec);
+    ccsb_spec_set_backend(spec, CCSB_BACKEND_NONE);
+    ccsb_spec_add_egress_allow(spec, "resolves.invalid"); /* makes the resolver */
+    ccsb_spec_add_egress_allow(spec, "127.0.0.1");
+    ccsb_session *s = NULL;
+    if (r == 0)
+        r = ccsb_launch(ctx, spec, &s);
+    ccsb_spec_free(spec);
+    ccsb_exec_req *req = NULL;
+    ccsb_exec_req_new(&req);
+    /* One connection asks for a name (resolver sockets), then a tunnel to
+     * a local listener stays open (an accepted and a dialled socket). */
+    const char *argv[] = {
+        "/usr/bin/python3", "-c",
+        "import os, socket, sys\n"
+        "port = int(os.environ['HTTP_PROXY'].rsplit(':', 1)[1])\n"
+        "cred = os.environ['HTTP_PROXY'].split('//')[1].split('@')[0]\n"
+        "import base64\n"
+        "auth = base64.b64encode(cred.encode()).decode()\n"
+        "a = socket.create_connection(('127.0.0.1', port))\n"
+        "a.sendall(('CONNECT resolves.invalid:80 HTTP/1.1\\r\\nProxy-Authorization: Basic '"
+        " + auth + '\\r\\n\\r\\n').encode())\n"
+        "a.settimeout(20); a.recv(100)\n"
+        "srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen(1)\n"
+        "b = socket.create_connection(('127.0.0.1', port))\n"
+        "b.sendall(('CONNECT 127.0.0.1:%d HTTP/1.1\\r\\nProxy-Authorization: Basic %s'"
+        " '\\r\\n\\r\\n' % (srv.getsockname()[1], auth)).encode())\n"
+        "b.settimeout(20)\n"
+        "if not b.recv(100).startswith(b'HTTP/1.1 200'): sys.exit(3)\n"
+        "c, _ = srv.accept()\n"
+        "print('held', flush=True)\n"
+        "sys.stdin.read()\n"};
+    ccsb_exec_req_set_argv(req, argv, 3);
+    ccsb_exec_req_set_stdin(req, CCSB_STDIN_PIPE);
+    uint64_t id = 0;
+    int er = s ? ccsb_exec(s, req, &id) : -1;
+    ccsb_exec_req_free(req);
+    struct result res = {0};
+    if (er == 0)
+        wait_output(ctx, id, &res, "held", 30000);
+    int taken[3];
+    for (int i = 0; i < 3; i++)
+        taken[i] = fcntl(i, F_GETFD) >= 0;
+    if (er == 0) {
+        ccsb_exec_close_stdin(s, id);
+        wait_exit(ctx, id, &res, 10000);
+    }
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+    for (int i = 0; i < 3; i++) {
+        dup2(saved[i], i);
+        close(saved[i]);
+    }
+    ck_assert_int_eq(r, 0);
+    ck_assert_int_eq(er, 0);
+    ck_assert_msg(strstr(res.out, "held") != NULL, "out '%s' err '%s'", res.out, res.err);
+    ck_assert_msg(!taken[0] && !taken[1] && !taken[2], "proxy fds took 0-2: %d %d %d",
+                  taken[0], taken[1], taken[2]);
+}
+END_TEST
+
 static Suite *none_suite(void)
 {
     Suite *s = suite_create("none-backend");
     TCase *tc = tcase_create("api");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, exec_stdout_stderr_exit);
+    tcase_add_test(tc, proxy_sockets_avoid_closed_stdio);
     tcase_add_test(tc, timeout_kills_whole_group);
     tcase_add_test(tc, stop_kills_background_and_removes_tmp);
     tcase_add_test(tc, stdin_pipe_and_many_execs);

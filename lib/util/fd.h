@@ -1,6 +1,6 @@
 /* Descriptors the library keeps open in the host process. */
-#ifndef CCSB_CORE_FD_H
-#define CCSB_CORE_FD_H
+#ifndef CCSB_UTIL_FD_H
+#define CCSB_UTIL_FD_H
 
 /*
  * Moves fd to a number of 3 or more (close-on-exec) when it is 0, 1 or 2,

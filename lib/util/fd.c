@@ -1,4 +1,4 @@
-#include "core/fd.h"
+#include "util/fd.h"
 
 #include <errno.h>
 #include <fcntl.h>
