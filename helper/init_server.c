@@ -467,12 +467,12 @@ static char **read_words(int fd, int *argc, int *err)
         *err = errno;
         return NULL;
     }
-    if (!S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > INIT_SETUP_MAX) {
+    if (!S_ISREG(st.st_mode) || st.st_size < 0 || (uint64_t)st.st_size > INIT_SETUP_MAX) {
         *err = EPROTO;
         return NULL;
     }
     size_t size = (size_t)st.st_size, done = 0;
-    char *buf = malloc(size);
+    char *buf = malloc(size + 1); /* (no words at all is fine too) */
     if (!buf) {
         *err = ENOMEM;
         return NULL;
@@ -488,7 +488,7 @@ static char **read_words(int fd, int *argc, int *err)
         }
         done += (size_t)n;
     }
-    if (buf[size - 1] != '\0') {
+    if (size && buf[size - 1] != '\0') {
         *err = EPROTO;
         free(buf);
         return NULL;
