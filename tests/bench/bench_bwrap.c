@@ -142,9 +142,11 @@ static void bare_build(const ccsb_spec *sp)
     ccsb_free(text);
 }
 
+/* Made in the plan's order (parents first), removed in reverse. */
 static void ph_make(int make)
 {
-    for (int i = 0; i < n_ph; i++) {
+    for (int k = 0; k < n_ph; k++) {
+        int i = make ? k : n_ph - 1 - k;
         if (make && ph_is_dir[i])
             mkdir(ph_paths[i], 0755);
         else if (make)
