@@ -36,6 +36,8 @@ struct init_opts {
     struct init_mount *mounts; /* in order; points into argv */
     size_t n_mounts;
     int await_go;   /* wait for the host's GO before mounting */
+    int await_guard;/* take the host's guard filter before READY */
+    int await_setup;/* the rest of the options come in the host's SETUP */
     int http_port;  /* 0: ephemeral */
     int socks_port; /* 0: ephemeral */
     uint64_t rlimit_as;    /* 0: none (set only when cgroups are not used) */
@@ -73,6 +75,15 @@ struct exec_child {
     const char *slave_name; /* NULL: no pty */
 };
 __attribute__((noreturn)) void exec_child_run(const struct exec_child *c);
+/*
+ * The spare: forked ahead of the next request, it does what does not need
+ * the request (clean slate, own session, the guard filter), then waits on
+ * sock for one INIT_MSG_EXEC (fds as on the control socket; with a pty, the
+ * slave's name in text) and runs it like exec_child_run. EOF on sock: it
+ * exits. Never returns.
+ */
+__attribute__((noreturn)) void exec_spare_run(const struct init_guard *g,
+                                              const struct init_opts *opts, int sock);
 
 /* Makes the policy's mounts (init_mounts.c). 0 or -errno with err set. */
 int init_apply_mounts(const struct init_mount *m, size_t n, char *err, size_t errlen);

@@ -1,4 +1,9 @@
-/* The child side of one exec inside the sandbox (see exec_child_run). */
+/*
+ * The child side of one exec inside the sandbox: forked on request
+ * (exec_child_run), or forked ahead of the request as the spare
+ * (exec_spare_run), which does the costly part of an exec's start, loading
+ * the guard's seccomp filter, while nothing waits for it.
+ */
 #include "init.h"
 
 #include "backend/init_proto.h"
@@ -9,6 +14,7 @@
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -63,37 +69,13 @@ static void apply_limit(int resource, uint64_t value, const char *name)
 }
 
 /*
- * Loads the guard filter and hands its listener to the host over the
- * control socket (still open here), so that the host answers every trapped
- * call of the command. The listener is closed before the command runs.
- * Any failure ends the child: the command never runs unguarded.
+ * The command starts with a clean slate: ccsb-init blocks SIGCHLD and
+ * ignores SIGPIPE, and ignored signals would survive exec. Then its own
+ * session and process group: kill_exec signals exactly this tree (and a
+ * pty becomes its controlling terminal).
  */
-static void load_guard(const struct exec_child *c)
+static void clean_slate(void)
 {
-    const struct init_guard *g = c->guard;
-    if (!g || !g->len)
-        return;
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-        die(126, "prctl(PR_SET_NO_NEW_PRIVS)", NULL, errno);
-    struct sock_fprog prog = {g->len, g->insns};
-    long lfd = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, g->flags, &prog);
-    if (lfd < 0)
-        die(126, "loading the guard's seccomp filter", NULL, errno);
-    if (!(g->flags & SECCOMP_FILTER_FLAG_NEW_LISTENER))
-        return;
-    struct init_msg m;
-    init_msg_init(&m, INIT_MSG_GUARD, c->id);
-    int fd = (int)lfd;
-    int r = init_send(INIT_CTRL_FD, &m, &fd, 1);
-    if (r < 0)
-        die(126, "handing the guard listener to the host", NULL, -r);
-    close(fd);
-}
-
-void exec_child_run(const struct exec_child *c)
-{
-    /* The command starts with a clean slate: ccsb-init blocks SIGCHLD and
-     * ignores SIGPIPE, and ignored signals would survive exec. */
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     for (int sig = 1; sig < NSIG; sig++)
         if (sig != SIGKILL && sig != SIGSTOP)
@@ -101,12 +83,47 @@ void exec_child_run(const struct exec_child *c)
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-
-    /* Own session and process group: kill_exec signals exactly this tree
-     * (and a pty becomes its controlling terminal). */
     if (setsid() < 0)
         die(126, "setsid", NULL, errno);
-    load_guard(c);
+}
+
+/*
+ * Loads the guard filter. Returns its listener (close-on-exec), or -1 when
+ * the filter has none (or there is no filter). Any failure ends the child:
+ * the command never runs unguarded.
+ */
+static int load_guard(const struct init_guard *g)
+{
+    if (!g || !g->len)
+        return -1;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        die(126, "prctl(PR_SET_NO_NEW_PRIVS)", NULL, errno);
+    struct sock_fprog prog = {g->len, g->insns};
+    long lfd = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, g->flags, &prog);
+    if (lfd < 0)
+        die(126, "loading the guard's seccomp filter", NULL, errno);
+    return (g->flags & SECCOMP_FILTER_FLAG_NEW_LISTENER) ? (int)lfd : -1;
+}
+
+/* Hands the listener to the host over the control socket (still open
+ * here), tagged with the exec's id, so that the host answers every
+ * trapped call of the command. Closed before the command runs. */
+static void hand_listener(uint64_t id, int lfd)
+{
+    if (lfd < 0)
+        return;
+    struct init_msg m;
+    init_msg_init(&m, INIT_MSG_GUARD, id);
+    int r = init_send(INIT_CTRL_FD, &m, &lfd, 1);
+    if (r < 0)
+        die(126, "handing the guard listener to the host", NULL, -r);
+    close(lfd);
+}
+
+/* The rest of the way to the command, once it is known. */
+__attribute__((noreturn)) static void run_command(const struct exec_child *c, int lfd)
+{
+    hand_listener(c->id, lfd);
     if (c->slave_name ? take_pty(c->slave_name) : take_stdio(c->fds))
         die(126, c->slave_name ? "pty" : "stdio", c->slave_name, errno);
     if (close_range(3, ~0u, 0) < 0)
@@ -126,4 +143,68 @@ void exec_child_run(const struct exec_child *c)
     execvp(c->data->argv[0], c->data->argv);
     int e = errno;
     die(e == ENOENT ? 127 : 126, "cannot run", c->data->argv[0], e);
+}
+
+void exec_child_run(const struct exec_child *c)
+{
+    clean_slate();
+    run_command(c, load_guard(c->guard));
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+/* Closes every fd above 2 but the n in keep (-1 entries ignored). */
+static void close_all_but(int *keep, size_t n)
+{
+    qsort(keep, n, sizeof *keep, cmp_int);
+    unsigned from = 3;
+    for (size_t i = 0; i < n; i++) {
+        if (keep[i] < (int)from)
+            continue;
+        if ((unsigned)keep[i] > from && close_range(from, (unsigned)keep[i] - 1, 0) < 0)
+            die(126, "close_range", NULL, errno);
+        from = (unsigned)keep[i] + 1;
+    }
+    if (close_range(from, ~0u, 0) < 0)
+        die(126, "close_range", NULL, errno);
+}
+
+void exec_spare_run(const struct init_guard *g, const struct init_opts *opts, int sock)
+{
+    clean_slate();
+    int lfd = load_guard(g);
+    /* Waiting here for a while: hold nothing of ccsb-init's but the control
+     * socket (for the listener) and our own socket to it. */
+    int keep[3] = {INIT_CTRL_FD, sock, lfd};
+    close_all_but(keep, 3);
+
+    struct init_msg m;
+    int fds[INIT_MAX_FDS];
+    size_t nfds = INIT_MAX_FDS;
+    int r = init_recv(sock, &m, fds, &nfds);
+    if (r <= 0)
+        _exit(0); /* ccsb-init retired us, or is gone */
+    close(sock);
+    int pty = (m.flags & INIT_EXEC_PTY) != 0;
+    struct init_exec_data d;
+    /* ccsb-init checked the request and the data already (a sealed memfd:
+     * what it read is what we read). */
+    if (m.type != INIT_MSG_EXEC || nfds != (pty ? 1u : 4u) || (pty && !m.text[0]))
+        die(126, "bad request for the spare", NULL, EPROTO);
+    r = init_exec_data_unpack(fds[0], &d);
+    if (r < 0)
+        die(126, "exec request data", NULL, -r);
+    close(fds[0]);
+    struct exec_child c = {
+        .id = m.id,
+        .guard = g,
+        .data = &d,
+        .opts = opts,
+        .fds = {pty ? -1 : fds[1], pty ? -1 : fds[2], pty ? -1 : fds[3]},
+        .slave_name = pty ? m.text : NULL,
+    };
+    run_command(&c, lfd);
 }

@@ -28,6 +28,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -47,6 +48,9 @@ struct server {
     struct init_guard guard;
     struct iexec *execs;
     size_t n, cap;
+    pid_t spare;    /* the next exec's process, forked ahead (0: none) */
+    int spare_sock; /* our end of its socket (-1: none) */
+    int pair[2];    /* the host's channel for the next spare (-1: none yet) */
 };
 
 __attribute__((noreturn)) static void end_sandbox(int code)
@@ -119,19 +123,85 @@ static int open_pty(unsigned rows, unsigned cols, char *name, size_t namelen)
     return m;
 }
 
+/*
+ * Forks the next exec's process ahead of its request (exec_spare_run): the
+ * guard filter's load, the costly part of an exec's start, happens while
+ * nothing waits for it. Without a spare an exec simply forks.
+ */
+static void make_spare(struct server *sv)
+{
+    if (sv->spare_sock >= 0 || sv->pair[0] < 0)
+        return;
+    pid_t pid = fork();
+    if (pid < 0)
+        return; /* the pair waits for the next try */
+    if (pid == 0) {
+        close(sv->pair[0]);
+        exec_spare_run(&sv->guard, &sv->opts, sv->pair[1]);
+    }
+    close(sv->pair[1]);
+    sv->spare = pid;
+    sv->spare_sock = sv->pair[0];
+    sv->pair[0] = sv->pair[1] = -1;
+}
+
+/* Keeps a channel the host sent for the next spare (one in reserve). The
+ * socket pair comes from the host, not from here: made here, it would show
+ * in the sandbox's /proc/net/unix. */
+static void take_pair(struct server *sv, const int *fds)
+{
+    if (sv->pair[0] >= 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return;
+    }
+    sv->pair[0] = fds[0];
+    sv->pair[1] = fds[1];
+}
+
+/* Forgets the spare (it died, or took its request). */
+static void drop_spare(struct server *sv)
+{
+    if (sv->spare_sock >= 0)
+        close(sv->spare_sock);
+    sv->spare_sock = -1;
+    sv->spare = 0;
+}
+
+/* Gives the request to the spare: returns its pid, or -1 (then fork). The
+ * fds stay ours to close either way. */
+static pid_t use_spare(struct server *sv, const struct init_msg *m, const int *fds, size_t nfds,
+                       const char *slave)
+{
+    if (sv->spare_sock < 0)
+        return -1;
+    struct init_msg a = *m;
+    init_msg_text(&a, slave ? slave : "");
+    /* A spare that died meanwhile (a sandbox process may kill it) has
+     * closed its end: the send fails and this exec forks. One that dies
+     * after the send is this exec's process dying: its exit is reported. */
+    int r = init_send(sv->spare_sock, &a, fds, nfds);
+    pid_t pid = sv->spare;
+    drop_spare(sv);
+    return r < 0 ? -1 : pid;
+}
+
 static void handle_exec(struct server *sv, const struct init_msg *m, int *fds, size_t nfds)
 {
     int pty = (m->flags & INIT_EXEC_PTY) != 0;
-    if (nfds != (pty ? 1u : 4u) || find_exec(sv, m->id)) {
+    size_t want = pty ? 1u : 4u;
+    if ((nfds != want && nfds != want + 2) || find_exec(sv, m->id)) {
         close_fds(fds, nfds);
         send_failed(sv, m->id, EPROTO, "bad exec request");
         return;
     }
+    if (nfds == want + 2)
+        take_pair(sv, fds + want);
+    nfds = want;
     struct init_exec_data d;
     int r = init_exec_data_unpack(fds[0], &d);
-    close(fds[0]);
     if (r < 0) {
-        close_fds(fds + 1, nfds - 1);
+        close_fds(fds, nfds);
         send_failed(sv, m->id, -r, "exec request data");
         return;
     }
@@ -142,6 +212,7 @@ static void handle_exec(struct server *sv, const struct init_msg *m, int *fds, s
         master = open_pty((unsigned)m->a, (unsigned)m->b, slave, sizeof slave);
         if (master < 0) {
             init_exec_data_free(&d);
+            close_fds(fds, nfds);
             send_failed(sv, m->id, -master, "pty");
             return;
         }
@@ -151,7 +222,9 @@ static void handle_exec(struct server *sv, const struct init_msg *m, int *fds, s
         goto fail;
     }
 
-    pid_t pid = fork();
+    pid_t pid = use_spare(sv, m, fds, nfds, pty ? slave : NULL);
+    if (pid < 0)
+        pid = fork();
     if (pid < 0) {
         r = errno;
         goto fail;
@@ -168,8 +241,7 @@ static void handle_exec(struct server *sv, const struct init_msg *m, int *fds, s
         exec_child_run(&c);
     }
     init_exec_data_free(&d);
-    if (!pty)
-        close_fds(fds + 1, 3);
+    close_fds(fds, nfds);
     sv->execs[sv->n++] = (struct iexec){.id = m->id, .pid = pid};
 
     struct init_msg rep;
@@ -178,12 +250,12 @@ static void handle_exec(struct server *sv, const struct init_msg *m, int *fds, s
     send_or_die(sv, &rep, pty ? &master : NULL, pty ? 1 : 0);
     if (master >= 0)
         close(master);
+    make_spare(sv); /* for the next one */
     return;
 
 fail:
     init_exec_data_free(&d);
-    if (!pty)
-        close_fds(fds + 1, 3);
+    close_fds(fds, nfds);
     if (master >= 0)
         close(master);
     send_failed(sv, m->id, r, "fork");
@@ -241,19 +313,21 @@ static int take_guard(struct server *sv, const struct init_msg *m, int fd)
 
 static void handle_msg(struct server *sv, const struct init_msg *m, int *fds, size_t nfds)
 {
-    if (m->type == INIT_MSG_GUARD_FILTER) {
-        int e = nfds == 1 ? take_guard(sv, m, fds[0]) : EPROTO;
-        close_fds(fds, nfds);
-        reply(sv, m->id, e);
-        return;
-    }
-    if (m->type != INIT_MSG_EXEC && nfds) {
+    if (m->type != INIT_MSG_EXEC && m->type != INIT_MSG_SPARE && nfds) {
         close_fds(fds, nfds);
         nfds = 0;
     }
     switch (m->type) {
     case INIT_MSG_EXEC:
         handle_exec(sv, m, fds, nfds);
+        return;
+    case INIT_MSG_SPARE:
+        if (nfds == 2) {
+            take_pair(sv, fds);
+            make_spare(sv);
+        } else {
+            close_fds(fds, nfds);
+        }
         return;
     case INIT_MSG_KILL: {
         /* No reply: the exit report that follows is the answer, and a kill
@@ -287,6 +361,8 @@ static void reap(struct server *sv)
         pid_t pid = waitpid(-1, &st, WNOHANG);
         if (pid <= 0)
             return;
+        if (pid == sv->spare)
+            drop_spare(sv); /* the next exec forks, and makes a new one */
         for (size_t i = 0; i < sv->n; i++) {
             if (sv->execs[i].pid != pid)
                 continue;
@@ -316,8 +392,11 @@ static int mount_op(const char *opt)
     return 0;
 }
 
-static int parse_opts(int argc, char **argv, struct init_opts *o)
+/* argv[0] is skipped. from_setup: the words of the host's SETUP. */
+static int parse_opts(int argc, char **argv, struct init_opts *o, int from_setup)
 {
+    free(o->mounts);
+    o->n_mounts = 0;
     o->mounts = calloc((size_t)argc, sizeof *o->mounts);
     if (!o->mounts)
         return -1;
@@ -329,6 +408,12 @@ static int parse_opts(int argc, char **argv, struct init_opts *o)
             o->mounts[o->n_mounts++] = (struct init_mount){op, val};
         else if (strcmp(argv[i], "--await-go") == 0) {
             o->await_go = 1;
+            continue;
+        } else if (strcmp(argv[i], "--await-guard") == 0) {
+            o->await_guard = 1;
+            continue;
+        } else if (strcmp(argv[i], "--setup") == 0 && !from_setup) {
+            o->await_setup = 1;
             continue;
         } else if (strcmp(argv[i], "--http-port") == 0 && parse_u64(val, 65535, &v) == 0)
             o->http_port = (int)v;
@@ -373,6 +458,80 @@ __attribute__((noreturn)) static void fatal_text(struct server *sv, const char *
     end_sandbox(1);
 }
 
+/* Reads the whole SETUP memfd (NUL-terminated words) into a buffer that
+ * lives as long as we do: the options point into it. */
+static char **read_words(int fd, int *argc, int *err)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        *err = errno;
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size < 0 || (uint64_t)st.st_size > INIT_SETUP_MAX) {
+        *err = EPROTO;
+        return NULL;
+    }
+    size_t size = (size_t)st.st_size, done = 0;
+    char *buf = malloc(size + 1); /* (no words at all is fine too) */
+    if (!buf) {
+        *err = ENOMEM;
+        return NULL;
+    }
+    while (done < size) {
+        ssize_t n = pread(fd, buf + done, size - done, (off_t)done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            *err = n < 0 ? errno : EPROTO;
+            free(buf);
+            return NULL;
+        }
+        done += (size_t)n;
+    }
+    if (size && buf[size - 1] != '\0') {
+        *err = EPROTO;
+        free(buf);
+        return NULL;
+    }
+    size_t n = 1;
+    for (size_t i = 0; i < size; i++)
+        n += buf[i] == '\0';
+    char **v = calloc(n + 1, sizeof *v);
+    if (!v) {
+        *err = ENOMEM;
+        free(buf);
+        return NULL;
+    }
+    v[0] = "setup";
+    *argc = 1;
+    for (char *p = buf; p < buf + size; p += strlen(p) + 1)
+        v[(*argc)++] = p;
+    return v;
+}
+
+static void await_setup(struct server *sv)
+{
+    struct pollfd p = {.fd = sv->ctrl, .events = POLLIN};
+    int r = poll(&p, 1, 30000);
+    if (r == 0)
+        fatal_text(sv, "the host never sent the setup");
+    struct init_msg m;
+    int fds[INIT_MAX_FDS];
+    size_t nfds = INIT_MAX_FDS;
+    r = r < 0 ? -errno : init_recv(sv->ctrl, &m, fds, &nfds);
+    if (r == 0)
+        end_sandbox(0); /* the host went away during the launch */
+    if (r < 0)
+        fatal(sv, "receiving the setup", -r);
+    int e = EPROTO, argc = 0;
+    char **words = m.type == INIT_MSG_SETUP && nfds == 1 ? read_words(fds[0], &argc, &e) : NULL;
+    close_fds(fds, nfds);
+    if (!words)
+        fatal(sv, "the setup", e);
+    if (parse_opts(argc, words, &sv->opts, 1) < 0)
+        fatal_text(sv, "bad options in the setup");
+}
+
 static void await_go(struct server *sv)
 {
     struct pollfd p = {.fd = sv->ctrl, .events = POLLIN};
@@ -388,6 +547,31 @@ static void await_go(struct server *sv)
         end_sandbox(0); /* the host went away during the launch */
     if (r < 0 || m.type != INIT_MSG_GO)
         fatal_text(sv, "expected GO from the host");
+}
+
+/*
+ * The guard filter every exec loads, sent by the host while we mount (it
+ * compiles it meanwhile). Taken before READY, so READY also says "taken":
+ * no command can ever start without it, and no extra round trip is spent.
+ */
+static void await_guard(struct server *sv)
+{
+    struct pollfd p = {.fd = sv->ctrl, .events = POLLIN};
+    int r = poll(&p, 1, 30000);
+    if (r == 0)
+        fatal_text(sv, "the host never sent the guard filter");
+    struct init_msg m;
+    int fds[INIT_MAX_FDS];
+    size_t nfds = INIT_MAX_FDS;
+    r = r < 0 ? -errno : init_recv(sv->ctrl, &m, fds, &nfds);
+    if (r == 0)
+        end_sandbox(0); /* the host went away during the launch */
+    if (r < 0)
+        fatal(sv, "receiving the guard filter", -r);
+    int e = m.type != INIT_MSG_GUARD_FILTER || nfds != 1 ? EPROTO : take_guard(sv, &m, fds[0]);
+    close_fds(fds, nfds);
+    if (e)
+        fatal(sv, "the guard filter", e);
 }
 
 static void say_ready(struct server *sv)
@@ -420,13 +604,13 @@ static void say_ready(struct server *sv)
 
 int init_main(int argc, char **argv)
 {
-    struct server sv = {.ctrl = -1, .sigfd = -1};
+    struct server sv = {.ctrl = -1, .sigfd = -1, .spare_sock = -1, .pair = {-1, -1}};
     if (getpid() != 1) {
         /* kill(-1) anywhere else would hit every process of the user. */
         fprintf(stderr, "ccsb-init: init must run as PID 1 of a sandbox\n");
         return 2;
     }
-    if (parse_opts(argc, argv, &sv.opts) < 0)
+    if (parse_opts(argc, argv, &sv.opts, 0) < 0)
         return 2;
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
         fatal(&sv, "prctl(PR_SET_DUMPABLE)", errno);
@@ -453,6 +637,11 @@ int init_main(int argc, char **argv)
     if (sv.sigfd < 0)
         fatal(&sv, "signalfd", errno);
 
+    /* bwrap was started before the host knew the policy: the plan's part
+     * of our options comes now. */
+    if (sv.opts.await_setup)
+        await_setup(&sv);
+
     /* The host makes the placeholder mount points while bwrap builds the
      * namespaces; it says GO once they exist. */
     if (sv.opts.await_go)
@@ -476,6 +665,8 @@ int init_main(int argc, char **argv)
     if (setrlimit(RLIMIT_CORE, &no_core) < 0)
         fatal(&sv, "setrlimit(RLIMIT_CORE)", errno);
 
+    if (sv.opts.await_guard)
+        await_guard(&sv);
     say_ready(&sv);
 
     for (;;) {

@@ -21,6 +21,11 @@ typedef struct json_t json_t;
 struct backend_ops {
     const char *name; /* "none", "bubblewrap", "seatbelt" */
 
+    /* Optional, caller's thread, before the core builds the policy: start
+     * what does not depend on it (s->spec is set), keeping it in s->bdata.
+     * Best effort (launch does whatever it did not). If launch never comes,
+     * destroy undoes it. */
+    void (*prestart)(struct ccsb_session *s);
     int (*launch)(struct ccsb_session *s, char *err, size_t errlen);
     /* Register fds/timers on the loop (after launch succeeded); on failure
      * a message in err. */

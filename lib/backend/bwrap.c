@@ -58,20 +58,82 @@ static struct bwrap_session *bs_of(struct ccsb_session *s)
     return s->bdata;
 }
 
-static int bwrap_launch(struct ccsb_session *s, char *err, size_t errlen)
+static void bs_free_unstarted(struct bwrap_session *bs)
+{
+    bwrap_guard_release(bs);
+    free(bs->helper);
+    free(bs->bwrap);
+    free(bs);
+}
+
+static struct bwrap_session *bs_new(void)
 {
     struct bwrap_session *bs = calloc(1, sizeof *bs);
     if (!bs)
-        return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
-    bs->pidfd = bs->ctrl = bs->errfd = bs->watch_w = -1;
+        return NULL;
+    bs->pidfd = bs->jpidfd = bs->ctrl = bs->errfd = bs->watch_w = -1;
+    bs->args_w = bs->err_w = -1;
     bs->listeners[0] = bs->listeners[1] = -1;
     bs->next_req = 1ull << 63;
-    int r = bwrap_start(s, bs, err, errlen);
+    return bs;
+}
+
+/*
+ * Before the core builds the policy (caller's thread): bwrap is started
+ * now, and waits for its options; its exec and dynamic linking overlap the
+ * policy and the plan. The loop thread spawns it (posix_spawn blocks its
+ * caller until the exec), so the caller goes on with the policy at once;
+ * that thread also outlives any caller's thread, which bwrap's
+ * --die-with-parent watches. Best effort: without it, launch starts bwrap
+ * itself. Not when limits ask for cgroups (bwrap must start inside them).
+ */
+static void bwrap_prestart(struct ccsb_session *s)
+{
+    if (s->spec->memory_max || s->spec->pids_max)
+        return;
+    struct bwrap_session *bs = bs_new();
+    if (!bs)
+        return;
+    s->bdata = bs;
+    bs->prestarting = 1;
+    bwrap_spawn_start(s, bs);
+}
+
+/* The prestarted bwrap_session, once its spawn finished (NULL: none). */
+static struct bwrap_session *take_prestarted(struct ccsb_session *s)
+{
+    struct bwrap_session *bs = s->bdata;
+    int r = 0;
+    if (bs && bs->prestarting) {
+        r = bwrap_spawn_finish(s, bs, NULL, 0);
+        bs->prestarting = 0;
+    }
+    s->bdata = NULL;
+    if (bs && r < 0) {
+        bs_free_unstarted(bs); /* (bwrap_spawn left nothing) */
+        return NULL;
+    }
+    return bs;
+}
+
+static int bwrap_launch(struct ccsb_session *s, char *err, size_t errlen)
+{
+    struct bwrap_session *bs = take_prestarted(s);
+    int r = BWRAP_START_AGAIN;
+    /* Twice at most: a second start knows the guard check's answer. */
+    for (int attempt = 0; r == BWRAP_START_AGAIN && attempt < 2; attempt++) {
+        if (attempt)
+            bs_free_unstarted(bs);
+        if (attempt || !bs)
+            bs = bs_new();
+        if (!bs)
+            return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+        r = bwrap_start(s, bs, err, errlen);
+    }
+    if (r == BWRAP_START_AGAIN)
+        r = errf(err, errlen, CCSB_E_INTERNAL, "the seccomp guard's support check keeps changing");
     if (r < 0) {
-        bwrap_guard_release(bs);
-        free(bs->helper);
-        free(bs->bwrap);
-        free(bs);
+        bs_free_unstarted(bs);
         return r;
     }
     bs->oom_seen = bwrap_cgroup_oom_kills(&bs->cg);
@@ -235,14 +297,27 @@ static int bwrap_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_
     }
     struct init_msg m;
     init_msg_init(&m, INIT_MSG_EXEC, x->id);
-    int fds[4] = {data, cin, cout, cerr};
+    int fds[6] = {data, cin, cout, cerr, -1, -1};
+    size_t nfds = 4;
     if (req->pty) {
         m.flags = INIT_EXEC_PTY;
         m.a = req->rows;
         m.b = req->cols;
+        nfds = 1;
     }
-    r = bwrap_send(bs, &m, fds, req->pty ? 1 : 4);
+    /* The channel of the spare that will run the next exec. Not under a
+     * process limit: a waiting spare would take one of the user's slots. */
+    int pair[2] = {-1, -1};
+    if (!s->policy->pids_max && bwrap_spare_pair(pair) == 0) {
+        fds[nfds++] = pair[0];
+        fds[nfds++] = pair[1];
+    }
+    r = bwrap_send(bs, &m, fds, nfds);
     close(data);
+    if (pair[0] >= 0) {
+        close(pair[0]);
+        close(pair[1]);
+    }
     if (r < 0) {
         r = errf(err, errlen, CCSB_E_STATE, "the sandbox is not answering: %s",
                  bs->errtail_len ? bs->errtail : "control socket closed");
@@ -377,6 +452,15 @@ static void bwrap_destroy(struct ccsb_session *s)
     struct bwrap_session *bs = bs_of(s);
     if (!bs)
         return;
+    if (!bs->started) { /* prestarted, then the launch never came */
+        bs = take_prestarted(s);
+        if (bs) {
+            bs->dead = 1;
+            bwrap_teardown(s, bs);
+            bs_free_unstarted(bs);
+        }
+        return;
+    }
     bwrap_stop(s);
     if (bs->ctrl_ev)
         event_free(bs->ctrl_ev);
@@ -473,6 +557,7 @@ static void bwrap_details(struct ccsb_session *s, json_t *o)
 
 const struct backend_ops backend_bwrap_ops = {
     .name = "bubblewrap",
+    .prestart = bwrap_prestart,
     .launch = bwrap_launch,
     .attach = bwrap_attach,
     .exec = bwrap_exec,

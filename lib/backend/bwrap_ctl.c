@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -72,6 +73,24 @@ int bwrap_send(struct bwrap_session *bs, const struct init_msg *m, const int *fd
         if ((p.revents & POLLIN) && read_one(bs) < 0)
             return CCSB_E_IO;
     }
+}
+
+int bwrap_spare_pair(int pair[2])
+{
+    return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0 ? -1 : 0;
+}
+
+int bwrap_send_spare(struct bwrap_session *bs)
+{
+    int pair[2];
+    if (bwrap_spare_pair(pair) < 0)
+        return 0; /* no spare: every exec forks, as it may */
+    struct init_msg m;
+    init_msg_init(&m, INIT_MSG_SPARE, 0);
+    int r = bwrap_send(bs, &m, pair, 2);
+    close(pair[0]);
+    close(pair[1]);
+    return r;
 }
 
 int bwrap_wait_reply(struct bwrap_session *bs, uint64_t id, uint32_t t1, uint32_t t2,

@@ -18,7 +18,43 @@
 #if CCSB_HAVE_SECCOMP
 #include "guard/guard.h"
 
-#define GUARD_REPLY_TIMEOUT_MS 5000
+static void free_program(void *p)
+{
+    guard_program_free(p);
+}
+
+/*
+ * The compiled program for cfg. libseccomp's compile is the costly part of
+ * the guard's setup, and its output depends on cfg alone: built once per
+ * context and configuration, then shared read-only by the sessions.
+ */
+static int program_for(struct ccsb_ctx *ctx, struct bwrap_session *bs,
+                       const struct guard_filter_cfg *cfg, char *err, size_t errlen)
+{
+    struct guard_program *prog = ctx_memo_get(ctx, CTX_MEMO_GUARD_PROGRAM, cfg, sizeof *cfg);
+    if (prog) {
+        bs->guard_prog = prog;
+        bs->guard_prog_owned = 0;
+        return 0;
+    }
+    int r = guard_program_build(cfg, &prog, err, errlen);
+    if (r)
+        return r;
+    struct guard_program *shared =
+        ctx_memo_put(ctx, CTX_MEMO_GUARD_PROGRAM, cfg, sizeof *cfg, prog, free_program);
+    bs->guard_prog = shared ? shared : prog;
+    bs->guard_prog_owned = !shared; /* not cached (memo full): ours to free */
+    return 0;
+}
+
+int bwrap_guard_expect(struct ccsb_ctx *ctx, int *have_guard)
+{
+    int supported;
+    /* Not run yet: assume yes; bwrap_start runs it while bwrap starts and
+     * starts over (once) if that was wrong. */
+    *have_guard = ctx_cached_check_peek(ctx, CTX_CHECK_GUARD, &supported) ? supported : 1;
+    return 1;
+}
 
 int bwrap_guard_prepare(struct ccsb_ctx *ctx, struct bwrap_session *bs, const struct ccsb_policy *p, int *have_guard,
                         char *err, size_t errlen)
@@ -36,6 +72,7 @@ int bwrap_guard_prepare(struct ccsb_ctx *ctx, struct bwrap_session *bs, const st
     if (r)
         return r;
     bs->guard_notify = supported;
+    bs->guard_ctx = ctx; /* (bwrap_guard_build's program memo) */
     *have_guard = supported;
     return 0;
 }
@@ -48,14 +85,16 @@ int bwrap_guard_build(struct bwrap_session *bs, const struct ccsb_policy *p,
         const char *g = p->deny_write_globs.v[i];
         dir_globs |= g[strlen(g) - 1] == '/';
     }
-    /* Without user notification the static deny filter still applies. */
-    struct guard_filter_cfg cfg = {
-        .allow_unix_sockets = p->unix_sockets.n > 0,
-        .notify = bs->guard_notify,
-        /* a missing protected directory (.vscode, .git) must not be made */
-        .trap_mkdir = dir_globs || plan->guard_anchors.n > 0,
-    };
-    int r = guard_program_build(&cfg, &bs->guard_prog, err, errlen);
+    /* Without user notification the static deny filter still applies.
+     * cfg is also the program's cache key, compared byte for byte: zeroed
+     * first, plain values only. */
+    struct guard_filter_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.allow_unix_sockets = p->unix_sockets.n > 0;
+    cfg.notify = bs->guard_notify;
+    /* a missing protected directory (.vscode, .git) must not be made */
+    cfg.trap_mkdir = dir_globs || plan->guard_anchors.n > 0;
+    int r = program_for(bs->guard_ctx, bs, &cfg, err, errlen);
     if (r)
         return r;
     /* The rules travel with the session: the supervisor starts later. */
@@ -74,19 +113,16 @@ int bwrap_guard_send(struct bwrap_session *bs, char *err, size_t errlen)
     int fd = guard_program_memfd(bs->guard_prog, &flags);
     if (fd < 0)
         return errf(err, errlen, CCSB_E_IO, "guard program: %s", strerror(-fd));
-    struct init_msg m, rep;
+    /* No reply of its own: ccsb-init takes it before it says READY, and a
+     * refusal is its FATAL instead (no command runs without it). */
+    struct init_msg m;
     init_msg_init(&m, INIT_MSG_GUARD_FILTER, bs->next_req++);
     m.a = (int32_t)flags;
     int r = bwrap_send(bs, &m, &fd, 1);
     close(fd);
-    if (!r)
-        r = bwrap_wait_reply(bs, m.id, INIT_MSG_REPLY, INIT_MSG_REPLY, &rep, NULL,
-                             GUARD_REPLY_TIMEOUT_MS);
     if (r < 0)
-        return errf(err, errlen, CCSB_E_LAUNCH, "the sandbox did not take the guard filter");
-    if (rep.a)
-        return errf(err, errlen, CCSB_E_LAUNCH, "the sandbox refused the guard filter: %s",
-                    strerror(rep.a));
+        return errf(err, errlen, CCSB_E_LAUNCH, "the sandbox ended while starting (%s)",
+                    bs->errtail_len ? bs->errtail : "before taking the guard filter");
     return 0;
 }
 
@@ -162,13 +198,21 @@ void bwrap_guard_release(struct bwrap_session *bs)
 {
     guard_supervisor_free(bs->guard);
     bs->guard = NULL;
-    guard_program_free(bs->guard_prog);
+    if (bs->guard_prog_owned)
+        guard_program_free(bs->guard_prog);
     bs->guard_prog = NULL;
+    bs->guard_prog_owned = 0;
     strv_clear(&bs->guard_anchors);
     strv_clear(&bs->guard_rests);
 }
 
 #else /* no libseccomp in this build */
+
+int bwrap_guard_expect(struct ccsb_ctx *ctx, int *have_guard)
+{
+    *have_guard = 0;
+    return 0;
+}
 
 int bwrap_guard_prepare(struct ccsb_ctx *ctx, struct bwrap_session *bs, const struct ccsb_policy *p, int *have_guard,
                         char *err, size_t errlen)

@@ -15,18 +15,26 @@ struct ccsb_policy;
 struct bwrap_session;
 struct ccsb_ctx;
 
-/* Caller's thread, before the plan: decides what the guard can do here.
- * Fails closed (CCSB_E_POLICY) when the policy has deny-write globs and
- * this host cannot enforce them. Sets *have_guard when create-time rules
- * (globs, missing protected paths) will be enforced. */
+/* Caller's thread, before the plan, without running the costly support
+ * check: returns 1 when a program will be sent (ccsb-init must await it),
+ * and sets *have_guard to what bwrap_guard_prepare will most likely say
+ * (the cached check, or 1 while it has not run). */
+int bwrap_guard_expect(struct ccsb_ctx *ctx, int *have_guard);
+/* Caller's thread, while bwrap starts: decides what the guard can do here
+ * (the support check runs once per context). Fails closed (CCSB_E_POLICY)
+ * when the policy has deny-write globs and this host cannot enforce them.
+ * Sets *have_guard when create-time rules (globs, missing protected paths)
+ * will be enforced. */
 int bwrap_guard_prepare(struct ccsb_ctx *ctx, struct bwrap_session *bs, const struct ccsb_policy *p, int *have_guard,
                         char *err, size_t errlen);
-/* Caller's thread, after the plan: builds the program and takes the plan's
+/* Caller's thread, after the plan and bwrap_guard_prepare: takes the
+ * program (compiled once per context and configuration) and the plan's
  * protected-path rules for the supervisor. */
 struct bwrap_plan;
 int bwrap_guard_build(struct bwrap_session *bs, const struct ccsb_policy *p,
                       struct bwrap_plan *plan, char *err, size_t errlen);
-/* Caller's thread, after READY: gives the program to ccsb-init. */
+/* Caller's thread, before READY: gives the program to ccsb-init, which
+ * takes it before it says READY (started with --await-guard). */
 int bwrap_guard_send(struct bwrap_session *bs, char *err, size_t errlen);
 /* Loop thread: starts the supervisor on the session's base. */
 int bwrap_guard_attach(struct ccsb_session *s, struct bwrap_session *bs);

@@ -14,6 +14,7 @@
 #include "backend/bwrap_violation.h"
 #include "backend/init_proto.h"
 #include "backend/placeholder.h"
+#include "core/ctx.h"
 #include "util/strv.h"
 
 struct event;
@@ -29,9 +30,17 @@ struct bwrap_session {
     pid_t pid;        /* our child: bwrap, or the janitor that started it (cgroups) */
     int pidfd;        /* of pid */
     pid_t janitor;    /* a janitor watching bwrap from the side, or 0 */
+    int jpidfd;       /* of janitor (-1) */
     int ctrl;         /* host end of the control socket */
     int errfd;        /* read end of bwrap's (and ccsb-init's) stderr */
     int watch_w;      /* janitor's watch pipe, write end (-1 without a janitor) */
+    int args_w;       /* bwrap's --args stream until its options are written (-1) */
+    int err_w;        /* write end of the error pipe, for a side janitor (-1) */
+    int started;      /* bwrap_start succeeded (else bwrap_spawn at most ran) */
+    int prestarting;  /* prestart's spawn handed to the loop thread, not finished */
+    struct ctx_call spawn_call;
+    struct ccsb_session *spawn_s;
+    char spawn_err[256];
     int listeners[2]; /* http, socks: listening sockets in the sandbox's netns */
     int http_port, socks_port;
     char *helper;     /* host path of ccsb-init */
@@ -52,8 +61,10 @@ struct bwrap_session {
 
     struct egress_pair *egress; /* the session's proxies (when built in) */
     struct guard_program *guard_prog;   /* the seccomp guard (bwrap_guard.c) */
+    int guard_prog_owned;               /* else shared through the context's memo */
     struct guard_supervisor *guard;     /* answers trapped calls, NULL without notify */
     int guard_notify;                   /* execs hand us a listener */
+    struct ccsb_ctx *guard_ctx;         /* whose memo holds guard_prog (shared) */
     struct strv guard_anchors, guard_rests; /* missing protected paths (bwrap_args.h) */
     struct event *ctrl_ev, *err_ev, *pid_ev;
     struct init_msg pending[BWRAP_PENDING_MAX];
@@ -76,14 +87,39 @@ struct bwrap_exec {
 /* ---- bwrap_launch.c ---- */
 
 /* Everything up to READY on the caller's thread. On failure nothing is
- * left running or on disk. */
+ * left running or on disk. BWRAP_START_AGAIN: the plan's guess about the
+ * guard was wrong (learnt while bwrap started, now cached in the context);
+ * nothing is left either, start again with a fresh bwrap_session. */
+#define BWRAP_START_AGAIN 1
 int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, size_t errlen);
+/*
+ * What needs no policy: starts bwrap (its options to come, see bwrap_argv)
+ * with the channels to it. bwrap_start calls it when nothing did before;
+ * bwrap_prestart calls it while the core still builds the policy. On
+ * failure nothing is left.
+ */
+int bwrap_spawn(struct ccsb_session *s, struct bwrap_session *bs, char *err, size_t errlen);
+/* bwrap_spawn on the context's loop thread (whose life, not a caller's
+ * thread's, bwrap's --die-with-parent then follows), without waiting:
+ * bwrap_spawn_finish waits and returns its result (message in err). */
+void bwrap_spawn_start(struct ccsb_session *s, struct bwrap_session *bs);
+int bwrap_spawn_finish(struct ccsb_session *s, struct bwrap_session *bs, char *err,
+                       size_t errlen);
 /* Ends the sandbox (bounded), reaps our child, removes what launch made. */
 void bwrap_teardown(struct ccsb_session *s, struct bwrap_session *bs);
 
 /* ---- bwrap_ctl.c ---- */
 
 int bwrap_send(struct bwrap_session *bs, const struct init_msg *m, const int *fds, size_t n);
+/*
+ * The spare: ccsb-init forks the next exec's process ahead of its request
+ * (it loads the guard filter meanwhile) and hands it the request over a
+ * socket pair that comes from here, so that no socket of the sandbox's own
+ * network namespace exists. bwrap_spare_pair makes one (0, or -1: then no
+ * spare, every exec forks); bwrap_send_spare sends one on its own.
+ */
+int bwrap_spare_pair(int pair[2]);
+int bwrap_send_spare(struct bwrap_session *bs);
 /*
  * Waits (bounded) for the reply of `type`s matching id; other messages are
  * queued for bwrap_dispatch. With want_fd, a fd sent with the reply lands in

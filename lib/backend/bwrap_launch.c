@@ -1,15 +1,21 @@
 /*
  * Starting and ending one bubblewrap session (caller's thread for start).
  *
- * The host spawns bwrap (or the janitor, which then spawns bwrap, when the
- * plan needs placeholder mount points or cgroups undone afterwards) with:
+ * bwrap is started first, before its options are known (bwrap_spawn; the
+ * core even calls it before it builds the policy), so that its exec and
+ * dynamic linking overlap that work. The host spawns bwrap (or the
+ * janitor, which then spawns bwrap, when the plan needs cgroups undone
+ * afterwards) with:
  *   fd 0, 1  /dev/null
  *   fd 2     a pipe: bwrap's and ccsb-init's error text
  *   fd 3     the sandbox end of the control socketpair (ccsb-init's fd 3)
- *   fd 4     a sealed memfd with the NUL-separated bwrap argv (--args 4)
- *   fd 5     the janitor's watch pipe (janitor only)
+ *   fd 4     a stream socket bwrap reads its options from (--args 4) up to
+ *            EOF; ccsb-init (`init --setup`) gets its own in INIT_MSG_SETUP
+ *   fd 5     the janitor's watch pipe (janitor as bwrap's parent only)
  * in its own process group, with default signal dispositions and an empty
- * environment, then waits (bounded) for ccsb-init's READY.
+ * environment. Once the plan exists, the options are written, placeholders
+ * made (a side janitor watching), the guard filter and the spare's channel
+ * sent, then it waits (bounded) for ccsb-init's READY.
  */
 #include "backend/bwrap_internal.h"
 
@@ -101,14 +107,16 @@ static int inside_writable(const struct ccsb_policy *p, const char *path)
     return 0;
 }
 
-/* bwrap reads only options from --args; the command stays on its argv. */
-static int args_memfd(const struct strv *argv, size_t n)
+/* NUL-terminated words v[from..to) into a sealed memfd (the SETUP). */
+static int words_memfd(const struct strv *v, size_t from, size_t to, const char *extra)
 {
-    int fd = memfd_create("ccsb-bwrap-args", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    int fd = memfd_create("ccsb-init-setup", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        const char *a = argv->v[i];
+    for (size_t i = from; i <= to; i++) {
+        const char *a = i < to ? v->v[i] : extra;
+        if (!a)
+            continue;
         size_t len = strlen(a) + 1;
         while (len) {
             ssize_t w = write(fd, a, len);
@@ -128,6 +136,31 @@ static int args_memfd(const struct strv *argv, size_t n)
         return -1;
     }
     return fd;
+}
+
+/* bwrap's options (NUL-separated, as --args reads them) down the stream
+ * it waits on, then EOF. -1 when bwrap is gone. */
+static int write_args(int *sock, const struct strv *argv, size_t n)
+{
+    int r = 0;
+    for (size_t i = 0; i < n && !r; i++) {
+        const char *a = argv->v[i];
+        size_t len = strlen(a) + 1;
+        while (len) {
+            ssize_t w = send(*sock, a, len, MSG_NOSIGNAL);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                r = -1;
+                break;
+            }
+            a += w;
+            len -= (size_t)w;
+        }
+    }
+    close(*sock);
+    *sock = -1;
+    return r;
 }
 
 /* fds at or above 10, so the dup2s to 2..5 cannot clobber a source. */
@@ -185,9 +218,15 @@ static int spawn(pid_t *pid, char *const *argv, const struct fdmap *map, size_t 
     return e;
 }
 
-/* bwrap's argv, behind the janitor when the janitor must start it (cgroups). */
-static int bwrap_argv(struct bwrap_session *bs, const struct bwrap_plan *plan, int parent,
-                      struct strv *out)
+/*
+ * bwrap's command line, behind the janitor when the janitor must start it
+ * (cgroups). It does not depend on the policy: the options come on fd 4
+ * (--args, a stream read to EOF), ccsb-init's share of them in SETUP. The
+ * namespaces and --die-with-parent are here as well, so that a bwrap whose
+ * options never arrive (the host died first) runs nothing: with an empty
+ * root and no mounts, there is no ccsb-init to start.
+ */
+static int bwrap_argv(struct bwrap_session *bs, int parent, struct strv *out)
 {
     int r = 0;
     if (parent) {
@@ -197,9 +236,10 @@ static int bwrap_argv(struct bwrap_session *bs, const struct bwrap_plan *plan, i
             r |= strv_push(out, "--cgroup") | strv_push(out, bs->cg.dirs[i]);
         r |= strv_push(out, "--");
     }
-    r |= strv_push(out, bs->bwrap) | strv_push(out, "--args") | strv_push(out, "4");
-    for (size_t i = plan->cmd_at; i < plan->argv.n; i++)
-        r |= strv_push(out, plan->argv.v[i]);
+    r |= strv_push(out, bs->bwrap) | strv_push(out, "--unshare-all") |
+         strv_push(out, "--unshare-user") | strv_push(out, "--die-with-parent") |
+         strv_push(out, "--args") | strv_push(out, "4") | strv_push(out, "--") |
+         strv_push(out, INIT_GUEST_PATH) | strv_push(out, "init") | strv_push(out, "--setup");
     return r ? -1 : 0;
 }
 
@@ -258,6 +298,12 @@ static void free_placeholders(struct bwrap_session *bs)
 
 void bwrap_teardown(struct ccsb_session *s, struct bwrap_session *bs)
 {
+    /* Still waiting for its options: it must not start with only those
+     * of its command line. */
+    if (bs->args_w >= 0 && bs->pidfd >= 0)
+        pidfd_send_signal(bs->pidfd, SIGKILL, NULL, 0);
+    close_fd(&bs->args_w);
+    close_fd(&bs->err_w);
     bwrap_cgroup_freeze(&bs->cg, 0); /* a frozen v1 task would not even die */
     if (bs->ctrl >= 0 && !bs->dead) {
         struct init_msg m;
@@ -273,7 +319,8 @@ void bwrap_teardown(struct ccsb_session *s, struct bwrap_session *bs)
     if (end_child(&bs->pid, bs->pidfd, STOP_TIMEOUT_MS) == 0)
         remove_placeholders(bs);
     close_fd(&bs->watch_w);
-    end_child(&bs->janitor, -1, STOP_TIMEOUT_MS);
+    end_child(&bs->janitor, bs->jpidfd, STOP_TIMEOUT_MS);
+    close_fd(&bs->jpidfd);
     free_placeholders(bs);
     bwrap_cgroup_remove(&bs->cg);
     close_fd(&bs->pidfd);
@@ -453,9 +500,11 @@ static int wait_ready(struct ccsb_session *s, struct bwrap_session *bs, char *er
     }
 }
 
-int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, size_t errlen)
+/* The binaries: bwrap and ccsb-init (never from a writable directory). */
+static int locate(struct ccsb_session *s, struct bwrap_session *bs, char *err, size_t errlen)
 {
-    const struct ccsb_policy *p = s->policy;
+    if (bs->bwrap && bs->helper)
+        return 0;
     /* Only the binary is needed here, not the functional probe (a whole
      * extra bwrap start): this launch tries the namespaces itself. */
     const struct ccsb_probe_result *pr = ctx_probe_cached(s->ctx);
@@ -463,141 +512,265 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
     if (!bs->bwrap)
         return errf(err, errlen, CCSB_E_UNAVAILABLE, "bubblewrap (bwrap) is not installed: %s",
                     PROBE_BWRAP_INSTALL_HINT);
-    int r = bwrap_locate_helper(&bs->helper, err, errlen);
+    return bwrap_locate_helper(&bs->helper, err, errlen);
+}
+
+int bwrap_spawn(struct ccsb_session *s, struct bwrap_session *bs, char *err, size_t errlen)
+{
+    int r = locate(s, bs, err, errlen);
     if (r < 0)
         return r;
-    if (inside_writable(p, bs->helper))
-        return errf(err, errlen, CCSB_E_POLICY,
-                    "the helper %s lies inside a writable root of this session; the sandbox "
-                    "could replace it, so it is not run",
-                    bs->helper);
+    /* The janitor starts bwrap itself when bwrap must begin inside cgroups. */
+    int parent = bs->cg.ndirs > 0;
+    int sp[2] = {-1, -1}, ep[2] = {-1, -1}, ap[2] = {-1, -1}, wp[2] = {-1, -1};
+    struct strv argv = STRV_INIT;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 ||
+        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ap) < 0 || pipe2(ep, O_CLOEXEC) < 0 ||
+        (parent && pipe2(wp, O_CLOEXEC) < 0)) {
+        r = errf(err, errlen, CCSB_E_IO, "cannot set up the sandbox's channels: %s",
+                 strerror(errno));
+        goto out;
+    }
+    ep[1] = high(ep[1]);
+    sp[1] = high(sp[1]);
+    ap[1] = high(ap[1]);
+    wp[0] = high(wp[0]);
+    if (ep[1] < 0 || sp[1] < 0 || ap[1] < 0 || (parent && wp[0] < 0)) {
+        r = errf(err, errlen, CCSB_E_IO, "fcntl: %s", strerror(errno));
+        goto out;
+    }
+    if (bwrap_argv(bs, parent, &argv) < 0) {
+        r = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+        goto out;
+    }
+    struct fdmap map[] = {{ep[1], 2}, {sp[1], INIT_CTRL_FD}, {ap[1], 4}, {wp[0], 5}};
+    int e = spawn(&bs->pid, argv.v, map, parent ? 4 : 3);
+    if (e) {
+        r = errf(err, errlen, CCSB_E_LAUNCH, "cannot start %s: %s", argv.v[0], strerror(e));
+        goto out;
+    }
+    bs->ctrl = sp[0];
+    bs->errfd = ep[0];
+    bs->err_w = ep[1]; /* for a side janitor, until it exists or is not needed */
+    bs->args_w = ap[0];
+    bs->watch_w = wp[1];
+    sp[0] = ep[0] = ep[1] = ap[0] = wp[1] = -1;
+    bs->pidfd = pidfd_open(bs->pid, 0);
+    if (bs->pidfd < 0) {
+        r = errf(err, errlen, CCSB_E_IO, "pidfd_open: %s", strerror(errno));
+        kill(bs->pid, SIGKILL); /* still our unreaped child: the pid is its own */
+        goto out;
+    }
+    if (fcntl(bs->errfd, F_SETFL, O_NONBLOCK) < 0)
+        r = errf(err, errlen, CCSB_E_IO, "fcntl: %s", strerror(errno));
+out:
+    close_fd(&sp[0]);
+    close_fd(&sp[1]);
+    close_fd(&ep[0]);
+    close_fd(&ep[1]);
+    close_fd(&ap[0]);
+    close_fd(&ap[1]);
+    close_fd(&wp[0]);
+    close_fd(&wp[1]);
+    strv_clear(&argv);
+    if (r < 0) {
+        bs->dead = 1;
+        bwrap_teardown(s, bs);
+    }
+    return r;
+}
+
+static int spawn_on_loop(void *arg)
+{
+    struct bwrap_session *bs = arg;
+    return bwrap_spawn(bs->spawn_s, bs, bs->spawn_err, sizeof bs->spawn_err);
+}
+
+void bwrap_spawn_start(struct ccsb_session *s, struct bwrap_session *bs)
+{
+    bs->spawn_s = s;
+    bs->spawn_err[0] = '\0';
+    ctx_call_start(s->ctx, &bs->spawn_call, spawn_on_loop, bs);
+}
+
+int bwrap_spawn_finish(struct ccsb_session *s, struct bwrap_session *bs, char *err,
+                       size_t errlen)
+{
+    int r = ctx_call_finish(s->ctx, &bs->spawn_call);
+    if (r < 0 && err && errlen)
+        snprintf(err, errlen, "%s", bs->spawn_err[0] ? bs->spawn_err : "the loop thread is gone");
+    return r;
+}
+
+/* The side janitor (placeholders without cgroups), watching bwrap's pidfd. */
+static int spawn_janitor(struct bwrap_session *bs, char *err, size_t errlen)
+{
+    int wp[2] = {-1, -1}, jpidfd = -1, r = 0;
+    struct strv argv = STRV_INIT;
+    if (pipe2(wp, O_CLOEXEC) < 0) {
+        r = errf(err, errlen, CCSB_E_IO, "pipe: %s", strerror(errno));
+        goto out;
+    }
+    wp[0] = high(wp[0]);
+    jpidfd = high(fcntl(bs->pidfd, F_DUPFD_CLOEXEC, 10));
+    if (wp[0] < 0 || jpidfd < 0 || bs->err_w < 0) {
+        r = errf(err, errlen, CCSB_E_IO, "fcntl: %s", strerror(errno));
+        goto out;
+    }
+    if (strv_push(&argv, bs->helper) | strv_push(&argv, "janitor") |
+        strv_push(&argv, "--watch-fd") | strv_push(&argv, "3") | strv_push(&argv, "--pidfd") |
+        strv_push(&argv, "4")) {
+        r = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+        goto out;
+    }
+    struct fdmap jmap[] = {{bs->err_w, 2}, {wp[0], 3}, {jpidfd, 4}};
+    int e = spawn(&bs->janitor, argv.v, jmap, 3);
+    if (e) {
+        r = errf(err, errlen, CCSB_E_LAUNCH, "cannot start the janitor %s: %s", bs->helper,
+                 strerror(e));
+        goto out;
+    }
+    bs->watch_w = wp[1];
+    wp[1] = -1;
+    bs->jpidfd = pidfd_open(bs->janitor, 0);
+    if (bs->jpidfd < 0)
+        r = errf(err, errlen, CCSB_E_IO, "pidfd_open: %s", strerror(errno));
+out:
+    close_fd(&wp[0]);
+    close_fd(&wp[1]);
+    close_fd(&jpidfd);
+    strv_clear(&argv);
+    return r;
+}
+
+int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, size_t errlen)
+{
+    const struct ccsb_policy *p = s->policy;
+    struct bwrap_plan plan;
+    memset(&plan, 0, sizeof plan);
+    int r = locate(s, bs, err, errlen);
+    if (r < 0)
+        goto fail;
+    if (inside_writable(p, bs->helper)) {
+        r = errf(err, errlen, CCSB_E_POLICY,
+                 "the helper %s lies inside a writable root of this session; the sandbox "
+                 "could replace it, so it is not run",
+                 bs->helper);
+        goto fail;
+    }
     pick_home(p, bs);
 
     /* Joining a cgroup costs a synchronous RCU grace period (~10-20 ms), so
      * cgroups are made only when a limit asks for one; suspend then uses
-     * the freezer, and signals otherwise. */
-    r = p->memory_max || p->pids_max
-            ? bwrap_cgroup_setup(&bs->cg, s->id, p->memory_max, p->pids_max)
-            : 0;
-    if (r < 0)
-        return errf(err, errlen, r, "out of memory");
-
-    int have_guard = 0;
-    r = bwrap_guard_prepare(s->ctx, bs, p, &have_guard, err, errlen);
-    if (r < 0) {
-        bwrap_cgroup_remove(&bs->cg);
-        return r;
+     * the freezer, and signals otherwise. bwrap must then start inside
+     * them, from the janitor: one started early (bwrap_prestart) cannot. */
+    if (p->memory_max || p->pids_max) {
+        if (bs->pid) {
+            r = BWRAP_START_AGAIN;
+            goto fail;
+        }
+        r = bwrap_cgroup_setup(&bs->cg, s->id, p->memory_max, p->pids_max);
+        if (r < 0) {
+            r = errf(err, errlen, r, "out of memory");
+            goto fail;
+        }
     }
+
+    /* The guard's support check (a forked child) and its compile run while
+     * bwrap builds the namespaces; the plan goes by the likely answer, and
+     * a wrong guess starts over (BWRAP_START_AGAIN) before anything ran. */
+    int expect_guard = 0;
+    int await_guard = bwrap_guard_expect(s->ctx, &expect_guard);
     struct bwrap_opts o = {
         .helper_path = bs->helper,
         .session_tmp = NULL, /* a private tmpfs: nothing to clean on the host */
         .rlimit_as = bs->cg.memory ? 0 : p->memory_max,
         .rlimit_nproc = bs->cg.pids ? 0 : p->pids_max,
-        .have_guard = have_guard,
+        .have_guard = expect_guard,
     };
-    struct bwrap_plan plan;
     r = bwrap_plan_build(p, &o, &plan, err, errlen);
-    if (r == 0)
-        r = bwrap_guard_build(bs, p, &plan, err, errlen);
-    if (r < 0) {
-        bwrap_plan_clear(&plan); /* (zeroed first thing by bwrap_plan_build) */
-        bwrap_cgroup_remove(&bs->cg);
-        return r;
+    if (r < 0)
+        goto fail;
+    /* The command line is fixed (bwrap_argv): the plan must agree. */
+    if (plan.cmd_at + 3 > plan.argv.n || strcmp(plan.argv.v[plan.cmd_at], "--") != 0 ||
+        strcmp(plan.argv.v[plan.cmd_at + 1], INIT_GUEST_PATH) != 0 ||
+        strcmp(plan.argv.v[plan.cmd_at + 2], "init") != 0) {
+        r = errf(err, errlen, CCSB_E_INTERNAL, "the bubblewrap plan does not run ccsb-init");
+        goto fail;
     }
-    int sp[2] = {-1, -1}, ep[2] = {-1, -1}, wp[2] = {-1, -1};
-    int args = -1, jpidfd = -1;
-    struct strv argv = STRV_INIT;
-    /* The janitor starts bwrap itself when bwrap must begin inside cgroups;
-     * else it watches from the side. Either way it exists before the first
-     * placeholder does. */
-    int parent = bs->cg.ndirs > 0;
-    int janitor = parent || plan.ph_dirs.n || plan.ph_files.n;
+    if (!bs->pid) {
+        bwrap_spawn_start(s, bs);
+        if ((r = bwrap_spawn_finish(s, bs, err, errlen)) < 0)
+            goto fail; /* (a second teardown is harmless: the cgroups, if it never ran) */
+    }
 
-    args = args_memfd(&plan.argv, plan.cmd_at);
-    if (args < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 ||
-        pipe2(ep, O_CLOEXEC) < 0 || (janitor && pipe2(wp, O_CLOEXEC) < 0)) {
-        r = errf(err, errlen, CCSB_E_IO, "cannot set up the sandbox's channels: %s",
+    int setup = words_memfd(&plan.argv, plan.cmd_at + 3, plan.argv.n,
+                            await_guard ? "--await-guard" : NULL);
+    if (setup < 0) {
+        r = errf(err, errlen, CCSB_E_IO, "cannot pass ccsb-init its options: %s",
                  strerror(errno));
         goto fail;
     }
-    ep[1] = high(ep[1]);
-    sp[1] = high(sp[1]);
-    args = high(args);
-    wp[0] = high(wp[0]);
-    if (ep[1] < 0 || sp[1] < 0 || args < 0 || (janitor && wp[0] < 0)) {
-        r = errf(err, errlen, CCSB_E_IO, "fcntl: %s", strerror(errno));
+    struct init_msg m;
+    init_msg_init(&m, INIT_MSG_SETUP, 0);
+    if (write_args(&bs->args_w, &plan.argv, plan.cmd_at) < 0 ||
+        bwrap_send(bs, &m, &setup, 1) < 0) {
+        close(setup);
+        /* bwrap ended before it read them: wait_ready tells why. */
+        r = wait_ready(s, bs, err, errlen);
+        if (r == 0)
+            r = errf(err, errlen, CCSB_E_LAUNCH, "bubblewrap did not take its options");
         goto fail;
     }
-    bs->ctrl = sp[0];
-    bs->errfd = ep[0];
-    bs->watch_w = wp[1];
-    sp[0] = ep[0] = wp[1] = -1;
-    if (bwrap_argv(bs, &plan, parent, &argv) < 0) {
-        r = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+    close(setup);
+
+    /* A janitor must exist before the first placeholder does. */
+    if (!bs->cg.ndirs && (plan.ph_dirs.n || plan.ph_files.n) &&
+        (r = spawn_janitor(bs, err, errlen)) < 0)
         goto fail;
-    }
-    struct fdmap map[] = {{ep[1], 2}, {sp[1], INIT_CTRL_FD}, {args, 4}, {wp[0], 5}};
-    int e = spawn(&bs->pid, argv.v, map, parent ? 4 : 3);
-    if (e) {
-        r = errf(err, errlen, CCSB_E_LAUNCH, "cannot start %s: %s", argv.v[0], strerror(e));
-        goto fail;
-    }
-    bs->pidfd = pidfd_open(bs->pid, 0);
-    if (bs->pidfd < 0) {
-        r = errf(err, errlen, CCSB_E_IO, "pidfd_open: %s", strerror(errno));
-        goto fail;
-    }
-    if (janitor && !parent) {
-        strv_clear(&argv);
-        jpidfd = high(fcntl(bs->pidfd, F_DUPFD_CLOEXEC, 10));
-        if (jpidfd < 0 || strv_push(&argv, bs->helper) | strv_push(&argv, "janitor") |
-                              strv_push(&argv, "--watch-fd") | strv_push(&argv, "3") |
-                              strv_push(&argv, "--pidfd") | strv_push(&argv, "4")) {
-            r = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
-            goto fail;
-        }
-        struct fdmap jmap[] = {{ep[1], 2}, {wp[0], 3}, {jpidfd, 4}};
-        e = spawn(&bs->janitor, argv.v, jmap, 3);
-        if (e) {
-            r = errf(err, errlen, CCSB_E_LAUNCH, "cannot start the janitor %s: %s", bs->helper,
-                     strerror(e));
-            goto fail;
-        }
-    }
-    close_fd(&jpidfd);
-    close_fd(&sp[1]);
-    close_fd(&ep[1]);
-    close_fd(&args);
-    close_fd(&wp[0]);
-    strv_clear(&argv);
-    if (fcntl(bs->errfd, F_SETFL, O_NONBLOCK) < 0) {
-        r = errf(err, errlen, CCSB_E_IO, "fcntl: %s", strerror(errno));
-        goto fail;
-    }
+    close_fd(&bs->err_w); /* bwrap's pipe ends when bwrap and ccsb-init do */
     /* bwrap builds the namespaces meanwhile; ccsb-init waits for GO. */
     r = create_placeholders(bs, &plan, err, errlen);
     if (r < 0)
         goto fail;
+    int have_guard = 0;
+    r = bwrap_guard_prepare(s->ctx, bs, p, &have_guard, err, errlen);
+    if (r < 0)
+        goto fail;
+    if (have_guard != expect_guard) {
+        r = BWRAP_START_AGAIN;
+        goto fail;
+    }
+    r = bwrap_guard_build(bs, p, &plan, err, errlen);
+    if (r < 0)
+        goto fail;
+    if (await_guard && !bs->guard_prog) {
+        r = errf(err, errlen, CCSB_E_INTERNAL, "the guard program is missing");
+        goto fail;
+    }
+    if (await_guard && bwrap_guard_send(bs, err, errlen) < 0) {
+        /* The sandbox ended while starting: wait_ready tells why (bwrap's
+         * own words, the user-namespace diagnosis). */
+        r = wait_ready(s, bs, err, errlen);
+        if (r == 0)
+            r = errf(err, errlen, CCSB_E_LAUNCH, "the sandbox did not take the guard filter");
+        goto fail;
+    }
+    /* The first exec's process is forked (and guarded) while we attach
+     * (not under a process limit: it would take one of the user's slots).
+     * A failed send means the sandbox ended: wait_ready says why. */
+    if (!p->pids_max)
+        bwrap_send_spare(bs);
     r = wait_ready(s, bs, err, errlen);
-    if (r == 0)
-        r = bwrap_guard_send(bs, err, errlen);
     if (r < 0)
         goto fail;
     bwrap_plan_clear(&plan);
+    bs->started = 1;
     return 0;
 
 fail:
-    close_fd(&jpidfd);
-    close_fd(&sp[0]);
-    close_fd(&sp[1]);
-    close_fd(&ep[0]);
-    close_fd(&ep[1]);
-    close_fd(&wp[0]);
-    close_fd(&wp[1]);
-    close_fd(&args);
-    strv_clear(&argv);
-    bwrap_plan_clear(&plan);
     bs->dead = 1;
     bwrap_teardown(s, bs); /* children, placeholders, cgroups, fds */
+    bwrap_plan_clear(&plan);
     return r;
 }

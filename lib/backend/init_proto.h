@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define INIT_PROTO_VERSION 1
+#define INIT_PROTO_VERSION 2
 
 /* The fd number of the control socket inside ccsb-init. */
 #define INIT_CTRL_FD 3
@@ -29,7 +29,7 @@
 #define INIT_GUEST_PATH "/run/ccsb/ccsb-init"
 
 /* Most fds one message carries. */
-#define INIT_MAX_FDS 4
+#define INIT_MAX_FDS 6
 
 enum init_msg_type {
     /* ccsb-init -> host */
@@ -47,17 +47,33 @@ enum init_msg_type {
     /* host -> ccsb-init */
     INIT_MSG_EXEC = 16,   /* id; flags INIT_EXEC_*; a = rows, b = cols;
                              fds: [data memfd, stdin, stdout, stderr] or
-                                  [data memfd] with INIT_EXEC_PTY */
+                                  [data memfd] with INIT_EXEC_PTY, each optionally
+                                  followed by a spare channel (see INIT_MSG_SPARE) */
     INIT_MSG_KILL = 17,   /* id; a = signal; the exec's process group (no reply) */
     INIT_MSG_SUSPEND = 19,/* stop every process in the sandbox */
     INIT_MSG_RESUME = 20, /* continue them */
     INIT_MSG_STOP = 21,   /* kill every process and exit */
     INIT_MSG_GO = 22,     /* the host made the placeholder mount points: mount
                              (only sent when ccsb-init runs with --await-go) */
+    INIT_MSG_SETUP = 25,  /* fds: [sealed memfd of NUL-terminated option words for
+                             `ccsb-init init`] (no reply). To a ccsb-init started with
+                             `init --setup`, first thing: bwrap is started before the
+                             policy is built, so the plan's part of ccsb-init's options
+                             cannot be on its command line */
+    INIT_MSG_SPARE = 24,  /* fds: [both ends of a fresh AF_UNIX SOCK_SEQPACKET pair]
+                             (no reply). ccsb-init forks the next exec's process ahead
+                             of its request and hands it the request over this pair;
+                             the host makes it so that it lives in the host's network
+                             namespace, invisible in the sandbox's /proc/net/unix */
     INIT_MSG_GUARD_FILTER = 23, /* id; a = seccomp(2) filter flags; fds: [memfd holding
-                                   the BPF program (struct sock_filter[])]. Every later
-                                   exec loads it just before exec; reply: REPLY */
+                                   the BPF program (struct sock_filter[])]. Only before
+                                   READY, to a ccsb-init started with --await-guard;
+                                   READY is the answer (a refusal: FATAL). Every exec
+                                   loads it just before exec */
 };
+
+/* Largest SETUP ccsb-init accepts. */
+#define INIT_SETUP_MAX (1u << 20)
 
 /* Largest guard program ccsb-init accepts (BPF_MAXINSNS instructions). */
 #define INIT_GUARD_MAX_INSNS 4096

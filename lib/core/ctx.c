@@ -32,13 +32,6 @@
 #include "core/session.h"
 #include "util/err.h"
 
-struct call {
-    int (*fn)(void *arg);
-    void *arg;
-    int result;
-    int done;
-    struct call *next;
-};
 
 static void eventfd_drain(int fd)
 {
@@ -159,7 +152,7 @@ static void run_calls(evutil_socket_t fd, short what, void *arg)
     eventfd_drain(ctx->call_efd);
     for (;;) {
         pthread_mutex_lock(&ctx->call_mu);
-        struct call *c = ctx->calls;
+        struct ctx_call *c = ctx->calls;
         if (c)
             ctx->calls = c->next;
         pthread_mutex_unlock(&ctx->call_mu);
@@ -174,28 +167,42 @@ static void run_calls(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-int ctx_call(struct ccsb_ctx *ctx, int (*fn)(void *arg), void *arg)
+void ctx_call_start(struct ccsb_ctx *ctx, struct ctx_call *c, int (*fn)(void *arg), void *arg)
 {
+    *c = (struct ctx_call){.fn = fn, .arg = arg};
     if (ctx_on_loop_thread(ctx)) {
-        if (ctx->dead)
-            return CCSB_E_STATE;
-        return fn(arg);
+        c->result = ctx->dead ? CCSB_E_STATE : fn(arg);
+        c->done = 1;
+        return;
     }
-    struct call c = {.fn = fn, .arg = arg};
     pthread_mutex_lock(&ctx->call_mu);
     if (ctx->dead || ctx->loop_exiting) {
-        pthread_mutex_unlock(&ctx->call_mu);
-        return CCSB_E_STATE;
+        c->result = CCSB_E_STATE;
+        c->done = 1;
+    } else {
+        struct ctx_call **tail = &ctx->calls;
+        while (*tail)
+            tail = &(*tail)->next;
+        *tail = c;
+        eventfd_ring(ctx->call_efd);
     }
-    struct call **tail = &ctx->calls;
-    while (*tail)
-        tail = &(*tail)->next;
-    *tail = &c;
-    eventfd_ring(ctx->call_efd);
-    while (!c.done)
+    pthread_mutex_unlock(&ctx->call_mu);
+}
+
+int ctx_call_finish(struct ccsb_ctx *ctx, struct ctx_call *c)
+{
+    pthread_mutex_lock(&ctx->call_mu);
+    while (!c->done)
         pthread_cond_wait(&ctx->call_cv, &ctx->call_mu);
     pthread_mutex_unlock(&ctx->call_mu);
-    return c.result;
+    return c->result;
+}
+
+int ctx_call(struct ccsb_ctx *ctx, int (*fn)(void *arg), void *arg)
+{
+    struct ctx_call c;
+    ctx_call_start(ctx, &c, fn, arg);
+    return ctx_call_finish(ctx, &c);
 }
 
 static void *loop_main(void *arg)
@@ -504,6 +511,75 @@ int ctx_cached_check(struct ccsb_ctx *ctx, int slot, int (*fn)(char *why, size_t
     return r;
 }
 
+int ctx_cached_check_peek(struct ccsb_ctx *ctx, int slot, int *result)
+{
+    if (slot < 0 || slot >= CTX_CHECK_SLOTS)
+        return 0;
+    pthread_mutex_lock(&ctx->probe_mu);
+    int done = ctx->checks_done[slot];
+    if (done)
+        *result = ctx->checks_result[slot];
+    pthread_mutex_unlock(&ctx->probe_mu);
+    return done;
+}
+
+/* A handful of configurations per context at most: a bound, not a policy. */
+#define CTX_MEMO_MAX 16
+#define CTX_MEMO_KEY_MAX 64
+
+struct ctx_memo {
+    int slot;
+    size_t keylen;
+    unsigned char key[CTX_MEMO_KEY_MAX];
+    void *obj;
+    void (*free_fn)(void *);
+    struct ctx_memo *next;
+};
+
+static struct ctx_memo *memo_find(struct ccsb_ctx *ctx, int slot, const void *key, size_t keylen)
+{
+    for (struct ctx_memo *m = ctx->memo; m; m = m->next)
+        if (m->slot == slot && m->keylen == keylen && memcmp(m->key, key, keylen) == 0)
+            return m;
+    return NULL;
+}
+
+void *ctx_memo_get(struct ccsb_ctx *ctx, int slot, const void *key, size_t keylen)
+{
+    pthread_mutex_lock(&ctx->probe_mu);
+    struct ctx_memo *m = memo_find(ctx, slot, key, keylen);
+    void *obj = m ? m->obj : NULL;
+    pthread_mutex_unlock(&ctx->probe_mu);
+    return obj;
+}
+
+void *ctx_memo_put(struct ccsb_ctx *ctx, int slot, const void *key, size_t keylen, void *obj,
+                   void (*free_fn)(void *))
+{
+    if (keylen > CTX_MEMO_KEY_MAX)
+        return NULL;
+    pthread_mutex_lock(&ctx->probe_mu);
+    struct ctx_memo *m = memo_find(ctx, slot, key, keylen);
+    void *use = NULL;
+    if (m) {
+        use = m->obj; /* another launch built it meanwhile */
+    } else if (ctx->n_memo < CTX_MEMO_MAX && (m = calloc(1, sizeof *m))) {
+        m->slot = slot;
+        m->keylen = keylen;
+        memcpy(m->key, key, keylen);
+        m->obj = use = obj;
+        m->free_fn = free_fn;
+        m->next = ctx->memo;
+        ctx->memo = m;
+        ctx->n_memo++;
+        obj = NULL;
+    }
+    pthread_mutex_unlock(&ctx->probe_mu);
+    if (use && obj)
+        free_fn(obj);
+    return use;
+}
+
 const struct ccsb_probe_result *ctx_probe_cached(struct ccsb_ctx *ctx)
 {
     pthread_mutex_lock(&ctx->probe_mu);
@@ -545,6 +621,12 @@ static void ctx_release_memory(struct ccsb_ctx *ctx)
     if (ctx->resume_efd >= 0)
         close(ctx->resume_efd);
     probe_free(ctx->probe);
+    while (ctx->memo) {
+        struct ctx_memo *m = ctx->memo;
+        ctx->memo = m->next;
+        m->free_fn(m->obj);
+        free(m);
+    }
     pthread_mutex_destroy(&ctx->q_mu);
     pthread_mutex_destroy(&ctx->call_mu);
     pthread_mutex_destroy(&ctx->err_mu);
@@ -721,7 +803,7 @@ CCSB_API void ccsb_ctx_free(ccsb_ctx *ctx)
     /* Calls that raced the shutdown must not wait forever. */
     pthread_mutex_lock(&ctx->call_mu);
     ctx->dead = 1;
-    for (struct call *c = ctx->calls; c; c = c->next) {
+    for (struct ctx_call *c = ctx->calls; c; c = c->next) {
         c->result = CCSB_E_STATE;
         c->done = 1;
     }

@@ -26,6 +26,23 @@ int ctx_on_loop_thread(const struct ccsb_ctx *ctx);
  * when already there. Returns CCSB_E_STATE when the loop is gone. */
 int ctx_call(struct ccsb_ctx *ctx, int (*fn)(void *arg), void *arg);
 
+/*
+ * The same, split: ctx_call_start hands fn(arg) to the loop thread and
+ * returns at once (runs it inline when already there), so the caller can
+ * work meanwhile; ctx_call_finish waits for it and returns its result
+ * (CCSB_E_STATE when the loop was gone and fn never ran). Every start has
+ * exactly one finish; c lives until then.
+ */
+struct ctx_call {
+    int (*fn)(void *arg);
+    void *arg;
+    int result;
+    int done;
+    struct ctx_call *next;
+};
+void ctx_call_start(struct ccsb_ctx *ctx, struct ctx_call *c, int (*fn)(void *arg), void *arg);
+int ctx_call_finish(struct ccsb_ctx *ctx, struct ctx_call *c);
+
 /* 1 on the loop thread while one of the context's callbacks (event
  * callback or doorbell) runs: what would free state the code that called
  * the callback still uses must be refused or deferred. */
@@ -65,6 +82,27 @@ void ctx_remove_session(struct ccsb_ctx *ctx, struct ccsb_session *s);
 #define CTX_CHECK_GUARD 0
 int ctx_cached_check(struct ccsb_ctx *ctx, int slot, int (*fn)(char *why, size_t len),
                      char *why, size_t len);
+/* 1 with *result set when the check in slot already ran, else 0 (never
+ * runs it). Any thread. */
+int ctx_cached_check_peek(struct ccsb_ctx *ctx, int slot, int *result);
+
+/*
+ * Immutable objects that cost CPU to build and depend only on a small
+ * plain-value key (the guard's compiled filter per configuration): built
+ * once per context and key, shared read-only by every session of the
+ * context, freed with the context's memory (after its last session).
+ * Any thread.
+ *
+ * ctx_memo_get: the object stored for (slot, key), or NULL.
+ * ctx_memo_put: stores obj (taking it, freed later with free_fn) unless an
+ * object is already stored for the key, in which case obj is freed at once
+ * and the stored one is returned; returns the object to use. NULL when the
+ * memo is full or out of memory: obj stays the caller's.
+ */
+#define CTX_MEMO_GUARD_PROGRAM 0
+void *ctx_memo_get(struct ccsb_ctx *ctx, int slot, const void *key, size_t keylen);
+void *ctx_memo_put(struct ccsb_ctx *ctx, int slot, const void *key, size_t keylen, void *obj,
+                   void (*free_fn)(void *));
 
 /* The cached probe (computed on first use). */
 const struct ccsb_probe_result *ctx_probe(struct ccsb_ctx *ctx);

@@ -10,8 +10,9 @@
 
 struct event;
 struct event_base;
-struct call;
+struct ctx_call;
 struct pending_destroy;
+struct ctx_memo;
 
 struct ccsb_ctx {
     atomic_int refs;             /* 1 for the handle + 1 per live session */
@@ -23,7 +24,7 @@ struct ccsb_ctx {
     /* loop-thread trampoline */
     pthread_mutex_t call_mu;
     pthread_cond_t call_cv;
-    struct call *calls;
+    struct ctx_call *calls;
     int call_efd;
     struct event *call_ev;
     int loop_exiting;            /* under call_mu */
@@ -62,6 +63,9 @@ struct ccsb_ctx {
     int checks_done[CTX_CHECK_SLOTS];
     int checks_result[CTX_CHECK_SLOTS];
     char checks_why[CTX_CHECK_SLOTS][256];
+    /* ctx_memo: built objects shared by the context's sessions (probe_mu) */
+    struct ctx_memo *memo;
+    size_t n_memo;
 
     struct ccsb_session *sessions; /* loop thread */
     /* destroyed from inside a callback, freed once it returned (loop thread) */

@@ -343,10 +343,14 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
         return ctx_err(ctx, CCSB_E_NOMEM, "cannot make a session id");
     }
 
+    /* The backend's slow start (a process to exec) overlaps the policy. */
+    if (ops->prestart)
+        ops->prestart(s);
     struct policy_host host = {.home = getenv("HOME")};
     r = policy_build(s->spec, &host, &s->policy, err, sizeof err);
     if (r < 0) {
-        s->ops = NULL;
+        if (!s->bdata)
+            s->ops = NULL; /* else destroy undoes the prestart */
         session_free_memory(s);
         free(note);
         return ctx_err(ctx, r, "%s", err);

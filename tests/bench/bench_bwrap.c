@@ -8,9 +8,14 @@
  *  2. exec round-trip of /bin/true in a warm session against a fresh bare
  *     bwrap per command (target: >= 5x faster);
  *  3. host RSS per warm idle session over 50 sessions (target: < 1 MiB),
- *     plus, for information, the RSS of the sandbox's own processes.
+ *     plus, for information, the RSS of the sandbox's own processes;
+ *  4. `ccsb run -- /bin/true` end to end, the command-line tool as a user
+ *     runs it (process start, launch, exec, stop, exit), against a bare
+ *     `bwrap ... /bin/true` process started in the same loop (target:
+ *     <= 1.5x).
  *
  * Usage: bench-bwrap [rounds]   (default 30)
+ * The CLI is $CCSB_CLI, else tools/ccsb/ccsb next to this build's tests.
  * Exit status 0 when every target is met, 1 otherwise.
  */
 #include <errno.h>
@@ -137,9 +142,11 @@ static void bare_build(const ccsb_spec *sp)
     ccsb_free(text);
 }
 
+/* Made in the plan's order (parents first), removed in reverse. */
 static void ph_make(int make)
 {
-    for (int i = 0; i < n_ph; i++) {
+    for (int k = 0; k < n_ph; k++) {
+        int i = make ? k : n_ph - 1 - k;
         if (make && ph_is_dir[i])
             mkdir(ph_paths[i], 0755);
         else if (make)
@@ -173,7 +180,8 @@ static void settle(void)
     nanosleep(&ts, NULL);
 }
 
-static double bare_run(char **argv)
+/* Runs path argv (stdout on /dev/null) to its exit; the wall time. */
+static double process_run(const char *path, char **argv, const char *what)
 {
     settle();
     posix_spawn_file_actions_t fa;
@@ -181,17 +189,43 @@ static double bare_run(char **argv)
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     double t0 = now();
     pid_t pid;
-    int e = posix_spawn(&pid, bwrap_path(), &fa, NULL, argv, environ);
+    int e = posix_spawn(&pid, path, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (e)
-        die("posix_spawn bwrap", strerror(e));
+        die(what, strerror(e));
     int st;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
     double t = now() - t0;
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        die("bare bwrap", "failed");
+        die(what, "failed");
     return t;
+}
+
+static double bare_run(char **argv)
+{
+    return process_run(bwrap_path(), argv, "bare bwrap");
+}
+
+/* The command-line tool: $CCSB_CLI, else where this build puts it. */
+static char *cli_path(void)
+{
+    const char *env = getenv("CCSB_CLI");
+    if (env && *env)
+        return strdup(env);
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        die("readlink /proc/self/exe", strerror(errno));
+    self[n] = 0;
+    char *slash = strrchr(self, '/');
+    *slash = 0; /* .../build/tests/bench */
+    char *path = NULL;
+    if (asprintf(&path, "%s/../../tools/ccsb/ccsb", self) < 0)
+        die("asprintf", "out of memory");
+    if (access(path, X_OK) != 0)
+        die(path, "the ccsb tool is not there (set CCSB_CLI)");
+    return path;
 }
 
 /* ---- the library ------------------------------------------------------------------- */
@@ -390,6 +424,31 @@ int main(int argc, char **argv)
     printf("  (sandbox side, not host: bwrap + ccsb-init [+ janitor] RSS %.0f KiB per session)\n",
            (double)sandbox_side / NS);
     ok &= per < 1024;
+
+    /* 4. `ccsb run -- /bin/true` as a user runs it, from the workspace
+     * (its defaults: the current directory bound read-write, the default
+     * deny-write globs), and a bare bwrap process in the same loop. */
+    char *cli = cli_path();
+    char *run_argv[] = {"ccsb", "run", "--", "/bin/true", NULL};
+    char here[4096];
+    if (!getcwd(here, sizeof here) || chdir(ws) != 0)
+        die("chdir", strerror(errno));
+    double *cli_t = calloc((size_t)rounds, sizeof(double));
+    double *cli_bare = calloc((size_t)rounds, sizeof(double));
+    process_run(cli, run_argv, "ccsb run"); /* warm-up */
+    for (int i = 0; i < rounds; i++) {
+        cli_bare[i] = bare_run(minimal_argv);
+        cli_t[i] = process_run(cli, run_argv, "ccsb run -- /bin/true");
+    }
+    double mc = median(cli_t, rounds), mcb = median(cli_bare, rounds);
+    printf("ccsb run -- /bin/true, end to end (the CLI process):   %7.2f ms  ratio %.2fx bare bwrap /bin/true (%.2f ms, same loop)  (target <= 1.5x)\n",
+           mc * 1e3, mc / mcb, mcb * 1e3);
+    ok &= mc / mcb <= 1.5;
+    if (chdir(here) != 0)
+        die("chdir", strerror(errno));
+    free(cli);
+    free(cli_t);
+    free(cli_bare);
 
     ccsb_exec_req_free(true_req);
     ccsb_spec_free(spec);

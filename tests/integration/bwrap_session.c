@@ -4,6 +4,8 @@
  * attacks live in tests/escape.
  */
 #include <check.h>
+#include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -310,6 +312,12 @@ START_TEST(pids_limit)
 {
     ccsb_spec_set_pids_max(spec, 16);
     launch();
+    /* no process of ccsb's own (a spare) takes one of the user's slots:
+     * ccsb-init and this shell (the glob is a builtin's) */
+    struct h_exec *n = h_run(&h, "set -- /proc/[0-9]*; echo $#");
+    ck_assert_int_eq(atoi(n->out), 2);
+    n = h_run(&h, "set -- /proc/[0-9]*; echo $#");
+    ck_assert_int_eq(atoi(n->out), 2);
     struct h_exec *x = h_run(&h, "n=0; for i in $(seq 40); do sleep 2 & done 2>/dev/null; "
                                  "jobs -p | wc -l");
     int started = atoi(x->out);
@@ -358,6 +366,67 @@ START_TEST(details_and_launch_failure_is_clean)
     ck_assert_str_eq(before, after);
     free(before);
     free(after);
+}
+END_TEST
+
+/*
+ * bwrap is started before the policy is built (its exec overlaps that
+ * work): a launch refused by the policy, or by the plan, must still leave
+ * no bwrap, no zombie and nothing on disk, and a bwrap whose options never
+ * came must not have run anything.
+ */
+START_TEST(refused_launch_leaves_no_process)
+{
+    launch();
+    ccsb_session_destroy(h.s);
+    h.s = NULL;
+    h_pump(&h, 20);
+    char *before = h_snapshot(ws);
+    const char *missing[] = {"/nonexistent-ccsb-it-dir", "/run/ccsb"};
+    for (int i = 0; i < 2; i++) {
+        ccsb_spec *bad;
+        ccsb_spec_new(&bad);
+        ccsb_spec_set_backend(bad, CCSB_BACKEND_NATIVE);
+        /* 0: the policy refuses (no such directory); 1: the plan (a bind
+         * over the helper's own directory) */
+        ccsb_spec_add_bind_mount(bad, i == 0 ? missing[0] : ws, i == 0 ? NULL : missing[1], 0);
+        ck_assert_int_eq(h_launch(&h, bad), CCSB_E_POLICY);
+        ck_assert_ptr_null(h.s);
+        ccsb_spec_free(bad);
+        /* every child reaped at once: none left, not even a zombie */
+        ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+        ck_assert_int_eq(errno, ECHILD);
+    }
+    char *after = h_snapshot(ws);
+    ck_assert_str_eq(before, after);
+    free(before);
+    free(after);
+}
+END_TEST
+
+static void *launch_in_thread(void *arg)
+{
+    *(int *)arg = h_launch(&h, spec);
+    return NULL;
+}
+
+/*
+ * A session outlives the thread that launched it (a host's worker thread,
+ * a Dart isolate's): bwrap's --die-with-parent follows the thread that
+ * started it, so that is the context's loop thread, never the caller's.
+ */
+START_TEST(session_outlives_launching_thread)
+{
+    pthread_t t;
+    int r = -1;
+    ck_assert_int_eq(pthread_create(&t, NULL, launch_in_thread, &r), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_msg(r == 0, "launch: %s: %s", ccsb_strerror(r), h_errmsg(&h));
+    h_pump(&h, 200);
+    ck_assert_int_eq(ccsb_session_state(h.s), CCSB_STATE_WARM);
+    struct h_exec *x = h_run(&h, "echo alive");
+    ck_assert_int_eq(x->code, 0);
+    ck_assert_str_eq(x->out, "alive\n");
 }
 END_TEST
 
@@ -453,6 +522,45 @@ START_TEST(no_fd_or_child_leak)
 }
 END_TEST
 
+/*
+ * The spare (the next exec's process, forked ahead by ccsb-init and holding
+ * the control socket while it waits) is as closed to the sandbox as PID 1,
+ * and killing it from inside costs nothing but its head start: the next
+ * exec still runs and is reported truthfully, pipe or pty.
+ */
+START_TEST(spare_is_closed_and_expendable)
+{
+    launch();
+    h_run(&h, "true"); /* a spare exists from here on */
+    struct h_exec *x = h_run(
+        &h,
+        "for d in /proc/[0-9]*; do p=${d#/proc/}; [ $p = 1 ] && continue; [ $p = $$ ] && continue; "
+        "  grep -q ccsb-init $d/cmdline 2>/dev/null || continue; echo SPARE; "
+        "  for f in 3 4 5 6; do (: > $d/fd/$f) 2>/dev/null && echo REACHED_FD_$f; done; "
+        "  cat $d/environ >/dev/null 2>&1 && echo REACHED_ENV; "
+        "  cat $d/mem >/dev/null 2>&1 && echo REACHED_MEM; "
+        "  python3 -c \"import ctypes,sys; l=ctypes.CDLL(None); "
+        "print('TRACED' if l.ptrace(16, int(sys.argv[1]), 0, 0) == 0 else 'no-trace')\" $p; "
+        "  kill -9 $p && echo KILLED; "
+        "done");
+    ck_assert_int_eq(x->code, 0);
+    ck_assert_msg(strstr(x->out, "SPARE") != NULL, "no spare seen: %s", x->out);
+    ck_assert_msg(strstr(x->out, "REACHED") == NULL, "reached the spare: %s", x->out);
+    ck_assert_msg(strstr(x->out, "TRACED") == NULL, "ptrace of the spare: %s", x->out);
+    ck_assert_msg(strstr(x->out, "KILLED") != NULL, "%s", x->out);
+    h_pump(&h, 100);
+    for (int i = 0; i < 3; i++) {
+        x = h_run(&h, "echo ok; exit 3");
+        ck_assert_int_eq(x->code, 3);
+        ck_assert_str_eq(x->out, "ok\n");
+    }
+    uint64_t id = h_start(&h, "tty", 5, 20);
+    ck_assert_int_eq(h_wait(&h, id, 10000), 0);
+    ck_assert_int_eq(h_exec(&h, id)->code, 0);
+    ck_assert_ptr_nonnull(strstr(h_exec(&h, id)->out, "/dev/pts/"));
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("bwrap_session");
@@ -480,6 +588,9 @@ static Suite *suite(void)
     tcase_add_test(tc, missing_protected_paths_leave_nothing);
     tcase_add_test(tc, egress_through_sandbox_listeners);
     tcase_add_test(tc, no_fd_or_child_leak);
+    tcase_add_test(tc, spare_is_closed_and_expendable);
+    tcase_add_test(tc, refused_launch_leaves_no_process);
+    tcase_add_test(tc, session_outlives_launching_thread);
     suite_add_tcase(s, tc);
     return s;
 }

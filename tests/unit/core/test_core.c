@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -371,6 +372,80 @@ START_TEST(caller_base_left_empty_when_idle)
 }
 END_TEST
 
+static int frees;
+
+static void count_free(void *p)
+{
+    frees++;
+    free(p);
+}
+
+/* Built objects are shared per key, a lost race frees the loser, a full
+ * memo leaves the object with the caller, and the context frees the rest. */
+START_TEST(memo_shares_per_key)
+{
+    ccsb_ctx *ctx;
+    char err[128];
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, err, sizeof err), 0);
+    frees = 0;
+    int k1 = 1, k2 = 2;
+    ck_assert_ptr_null(ctx_memo_get(ctx, 0, &k1, sizeof k1));
+    void *a = malloc(8), *b = malloc(8);
+    ck_assert_ptr_eq(ctx_memo_put(ctx, 0, &k1, sizeof k1, a, count_free), a);
+    ck_assert_ptr_eq(ctx_memo_get(ctx, 0, &k1, sizeof k1), a);
+    /* another launch built the same key meanwhile: it gets the stored one */
+    ck_assert_ptr_eq(ctx_memo_put(ctx, 0, &k1, sizeof k1, b, count_free), a);
+    ck_assert_int_eq(frees, 1);
+    ck_assert_ptr_null(ctx_memo_get(ctx, 0, &k2, sizeof k2));
+    ck_assert_ptr_null(ctx_memo_get(ctx, 1, &k1, sizeof k1)); /* slots apart */
+    /* bounded: once full, the caller keeps (and frees) what it built */
+    int stored = 1;
+    void *kept = NULL;
+    for (int i = 100; i < 200 && !kept; i++) {
+        void *o = malloc(8);
+        if (ctx_memo_put(ctx, 0, &i, sizeof i, o, count_free) == o)
+            stored++;
+        else
+            kept = o;
+    }
+    ck_assert_ptr_nonnull(kept);
+    ck_assert_int_ge(stored, 2);
+    free(kept);
+    ck_assert_int_eq(frees, 1);
+    ccsb_ctx_free(ctx);
+    ck_assert_int_eq(frees, 1 + stored);
+}
+END_TEST
+
+static int check_calls;
+
+static int fake_check(char *why, size_t len)
+{
+    check_calls++;
+    snprintf(why, len, "because");
+    return 7;
+}
+
+START_TEST(cached_check_peek_never_runs_it)
+{
+    ccsb_ctx *ctx;
+    char err[128], why[32];
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, err, sizeof err), 0);
+    check_calls = 0;
+    int v = -1;
+    ck_assert_int_eq(ctx_cached_check_peek(ctx, 1, &v), 0);
+    ck_assert_int_eq(v, -1);
+    ck_assert_int_eq(check_calls, 0);
+    ck_assert_int_eq(ctx_cached_check(ctx, 1, fake_check, why, sizeof why), 7);
+    ck_assert_int_eq(ctx_cached_check_peek(ctx, 1, &v), 1);
+    ck_assert_int_eq(v, 7);
+    ck_assert_int_eq(ctx_cached_check(ctx, 1, fake_check, why, sizeof why), 7);
+    ck_assert_int_eq(check_calls, 1);
+    ck_assert_str_eq(why, "because");
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(wait_event_with_nothing_that_could_come)
 {
     struct event_base *base = event_base_new();
@@ -406,6 +481,8 @@ static Suite *core_suite(void)
     tcase_add_test(tc, session_error_pointer_stays_valid);
     tcase_add_test(tc, caller_base_left_empty_when_idle);
     tcase_add_test(tc, wait_event_with_nothing_that_could_come);
+    tcase_add_test(tc, memo_shares_per_key);
+    tcase_add_test(tc, cached_check_peek_never_runs_it);
     suite_add_tcase(s, tc);
     return s;
 }
