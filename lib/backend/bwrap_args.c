@@ -24,6 +24,7 @@
 #include "ccsandbox/ccsandbox.h"
 #include "policy/policy.h"
 #include "util/err.h"
+#include "util/rpmemo.h"
 
 #include <errno.h>
 #include <glob.h>
@@ -58,9 +59,10 @@ static char *real_readlink(const char *path, void *ud)
     return strdup(buf);
 }
 
+/* ud: the plan's realpath memo (many rules share their directories). */
 static char *real_resolve(const char *path, void *ud)
 {
-    return realpath(path, NULL);
+    return ud ? rpmemo_realpath(ud, path) : realpath(path, NULL);
 }
 
 static int real_glob(const char *pattern, struct strv *out, void *ud)
@@ -811,7 +813,10 @@ int bwrap_plan_build(const struct ccsb_policy *p, const struct bwrap_opts *o,
                      struct bwrap_plan *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    struct builder b = {.p = p, .o = o, .h = o->host ? o->host : &real_host, .out = out,
+    struct rpmemo memo = RPMEMO_INIT;
+    struct bwrap_host_ops memo_host = real_host;
+    memo_host.ud = &memo;
+    struct builder b = {.p = p, .o = o, .h = o->host ? o->host : &memo_host, .out = out,
                         .err = err, .errlen = errlen};
     int r = 0;
     for (size_t i = 0; base_flags[i] && !r; i++)
@@ -858,6 +863,7 @@ int bwrap_plan_build(const struct ccsb_policy *p, const struct bwrap_opts *o,
     free(b.masks);
     if (r)
         bwrap_plan_clear(out);
+    rpmemo_clear(&memo);
     return r;
 }
 

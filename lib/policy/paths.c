@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ccsandbox/ccsandbox.h"
+#include "util/rpmemo.h"
 
 /* Symlinks followed while resolving one missing path (Linux's own limit). */
 #define MAX_HOPS 40
@@ -52,6 +53,8 @@ char *path_resolve(const struct policy_host *h, const char *path)
 {
     if (h->resolve)
         return h->resolve(path, h->resolve_userdata);
+    if (h->memo)
+        return rpmemo_realpath(h->memo, path);
     return realpath(path, NULL);
 }
 

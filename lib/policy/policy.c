@@ -21,6 +21,7 @@
 #include "policy/paths.h"
 #include "spec/spec.h"
 #include "util/err.h"
+#include "util/rpmemo.h"
 
 struct build {
     const struct ccsb_spec *spec;
@@ -525,7 +526,11 @@ int policy_build(const struct ccsb_spec *spec, const struct policy_host *host,
     struct ccsb_policy *p = calloc(1, sizeof *p);
     if (!p)
         return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
-    struct build b = {.spec = spec, .h = host, .p = p, .err = err, .errlen = errlen};
+    /* Many rules share their directories: resolve each directory once. */
+    struct rpmemo memo = RPMEMO_INIT;
+    struct policy_host h = *host;
+    h.memo = &memo;
+    struct build b = {.spec = spec, .h = &h, .p = p, .err = err, .errlen = errlen};
     p->mode = spec->mode;
     p->network_enabled = spec->network_enabled;
     p->allow_git_config = spec->allow_git_config;
@@ -542,9 +547,11 @@ int policy_build(const struct ccsb_spec *spec, const struct policy_host *host,
                             &p->exec_grant_roots, 1)) ||
         (r = add_spec_paths(&b, "unixSockets", &spec->unix_sockets, &p->unix_sockets, 1)) ||
         (r = check_sockets(&b)) || (r = add_env(&b))) {
+        rpmemo_clear(&memo);
         policy_free(p);
         return r;
     }
+    rpmemo_clear(&memo);
     if (strv_copy(&p->deny_write_globs, &spec->deny_write_globs) < 0) {
         policy_free(p);
         return errf(err, errlen, CCSB_E_NOMEM, "out of memory");

@@ -70,6 +70,8 @@ struct policy_host {
     /* Optional: 1 for a directory, 0 for anything else, -1 when missing;
      * NULL means stat(2). Called with resolve_userdata. */
     int (*kind)(const char *path, void *userdata);
+    /* Internal: policy_build's realpath memo (callers leave it NULL). */
+    struct rpmemo *memo;
 };
 
 struct ccsb_policy {

@@ -532,8 +532,14 @@ START_TEST(spare_is_closed_and_expendable)
 {
     launch();
     h_run(&h, "true"); /* a spare exists from here on */
+    /* The spare is forked after an exec starts: wait (bounded) until it is
+     * there, then go for it. */
     struct h_exec *x = h_run(
         &h,
+        "n=0; while [ $n -lt 250 ]; do "
+        "  for d in /proc/[0-9]*; do p=${d#/proc/}; [ $p = 1 ] || [ $p = $$ ] && continue; "
+        "    grep -q ccsb-init $d/cmdline 2>/dev/null && n=999; done; "
+        "  [ $n = 999 ] && break; n=$((n+1)); sleep 0.02; done; "
         "for d in /proc/[0-9]*; do p=${d#/proc/}; [ $p = 1 ] && continue; [ $p = $$ ] && continue; "
         "  grep -q ccsb-init $d/cmdline 2>/dev/null || continue; echo SPARE; "
         "  for f in 3 4 5 6; do (: > $d/fd/$f) 2>/dev/null && echo REACHED_FD_$f; done; "
