@@ -41,12 +41,19 @@
 
 static int real_kind(const char *path, void *ud)
 {
-    struct stat st;
-    if (lstat(path, &st) < 0)
-        return BWRAP_KIND_MISSING;
-    if (S_ISLNK(st.st_mode))
+    mode_t mode;
+    if (ud) {
+        if (rpmemo_lstat(ud, path, &mode) < 0)
+            return BWRAP_KIND_MISSING;
+    } else {
+        struct stat st;
+        if (lstat(path, &st) < 0)
+            return BWRAP_KIND_MISSING;
+        mode = st.st_mode;
+    }
+    if (S_ISLNK(mode))
         return BWRAP_KIND_SYMLINK;
-    return S_ISDIR(st.st_mode) ? BWRAP_KIND_DIR : BWRAP_KIND_FILE;
+    return S_ISDIR(mode) ? BWRAP_KIND_DIR : BWRAP_KIND_FILE;
 }
 
 static char *real_readlink(const char *path, void *ud)

@@ -143,22 +143,30 @@ static int words_memfd(const struct strv *v, size_t from, size_t to, const char 
  * it waits on, then EOF. -1 when bwrap is gone. */
 static int write_args(int *sock, const struct strv *argv, size_t n)
 {
-    int r = 0;
-    for (size_t i = 0; i < n && !r; i++) {
-        const char *a = argv->v[i];
-        size_t len = strlen(a) + 1;
-        while (len) {
-            ssize_t w = send(*sock, a, len, MSG_NOSIGNAL);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0) {
-                r = -1;
-                break;
-            }
-            a += w;
-            len -= (size_t)w;
-        }
+    /* One buffer, one send (not one per word: each would wake bwrap). */
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += strlen(argv->v[i]) + 1;
+    char *buf = malloc(total ? total : 1);
+    int r = buf ? 0 : -1;
+    size_t off = 0;
+    for (size_t i = 0; buf && i < n; i++) {
+        size_t len = strlen(argv->v[i]) + 1;
+        memcpy(buf + off, argv->v[i], len);
+        off += len;
     }
+    for (const char *a = buf; !r && off;) {
+        ssize_t w = send(*sock, a, off, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            r = -1;
+            break;
+        }
+        a += w;
+        off -= (size_t)w;
+    }
+    free(buf);
     close(*sock);
     *sock = -1;
     return r;

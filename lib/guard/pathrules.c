@@ -23,7 +23,7 @@
 
 static void free_rule(struct path_rule *r)
 {
-    if (r->anchor_fd >= 0)
+    if (r->anchor_fd >= 0 && r->owns_fd)
         close(r->anchor_fd);
     for (size_t i = 0; i < r->ncomp; i++)
         free(r->comp[i]);
@@ -93,9 +93,21 @@ int path_rules_init(struct path_rules *pr, const struct guard_path_rule *rules, 
             path_rules_clear(pr);
             return e;
         }
+        /* Most rules share one anchor (the workspace): hold it once. */
+        const struct path_rule *same_anchor = NULL;
+        for (size_t k = 0; k < i && !same_anchor; k++)
+            if (rules[k].anchor && strcmp(rules[k].anchor, a) == 0)
+                same_anchor = &pr->v[k];
+        if (same_anchor) {
+            r->anchor_fd = same_anchor->anchor_fd;
+            r->dev = same_anchor->dev;
+            r->ino = same_anchor->ino;
+            continue;
+        }
         struct stat st;
         /* held for the session: off 0-2 of a host that closed them */
         r->anchor_fd = fd_above_stdio(open(a, O_PATH | O_DIRECTORY | O_CLOEXEC));
+        r->owns_fd = r->anchor_fd >= 0;
         if (r->anchor_fd < 0 || fstat(r->anchor_fd, &st) < 0) {
             int e = errf(err, errlen, CCSB_E_POLICY,
                          "protected path %s: cannot hold its directory %s: %s", r->shown, a,

@@ -27,6 +27,7 @@ struct guard_path_rule;
 
 struct path_rule {
     int anchor_fd; /* O_PATH directory */
+    int owns_fd;   /* 0: anchor_fd belongs to an earlier rule with the same anchor */
     dev_t dev;
     ino_t ino;
     char **comp;   /* the missing components, at least one */

@@ -9,8 +9,12 @@
 struct rpmemo_entry {
     struct rpmemo_entry *next;
     char *path;
+    int have_rp;    /* resolved/err hold realpath's answer */
     char *resolved; /* NULL: does not resolve, with err */
     int err;
+    int have_l;     /* mode/lerr hold lstat's answer */
+    mode_t mode;
+    int lerr;
 };
 
 static uint64_t hash(const char *s)
@@ -50,27 +54,55 @@ static int grow(struct rpmemo *m)
     return 0;
 }
 
-/* Remembers the answer (best effort: a failure to remember changes nothing). */
-static void remember(struct rpmemo *m, const char *path, const char *resolved, int err)
+/* The entry for path, made when missing; NULL on ENOMEM. */
+static struct rpmemo_entry *entry(struct rpmemo *m, const char *path)
 {
+    struct rpmemo_entry *e = find(m, path);
+    if (e)
+        return e;
     if (m->n + 1 > m->cap / 2 && grow(m) < 0)
-        return;
-    struct rpmemo_entry *e = calloc(1, sizeof *e);
-    if (!e)
-        return;
-    e->path = strdup(path);
-    e->resolved = resolved ? strdup(resolved) : NULL;
-    e->err = err;
-    if (!e->path || (resolved && !e->resolved)) {
-        free(e->path);
-        free(e->resolved);
+        return NULL;
+    e = calloc(1, sizeof *e);
+    if (!e || !(e->path = strdup(path))) {
         free(e);
-        return;
+        return NULL;
     }
     struct rpmemo_entry **b = &m->slot[hash(path) & (m->cap - 1)];
     e->next = *b;
     *b = e;
     m->n++;
+    return e;
+}
+
+/* Remembers the answer (best effort: a failure to remember changes nothing). */
+static void remember(struct rpmemo *m, const char *path, const char *resolved, int err)
+{
+    struct rpmemo_entry *e = entry(m, path);
+    if (!e || e->have_rp)
+        return;
+    e->resolved = resolved ? strdup(resolved) : NULL;
+    if (resolved && !e->resolved)
+        return;
+    e->err = err;
+    e->have_rp = 1;
+}
+
+int rpmemo_lstat(struct rpmemo *m, const char *path, mode_t *mode)
+{
+    struct rpmemo_entry *e = find(m, path);
+    if (e && e->have_l) {
+        *mode = e->mode;
+        return e->lerr ? -e->lerr : 0;
+    }
+    struct stat st;
+    int r = lstat(path, &st) < 0 ? -errno : 0;
+    *mode = r ? 0 : st.st_mode;
+    if (r != -ENOMEM && (e = entry(m, path))) {
+        e->have_l = 1;
+        e->mode = *mode;
+        e->lerr = -r;
+    }
+    return r;
 }
 
 /* Only plain absolute spellings take the short way: no "//", ".", "..". */
@@ -88,7 +120,7 @@ static int plain(const char *path)
 static char *resolve(struct rpmemo *m, const char *path, int depth)
 {
     struct rpmemo_entry *e = find(m, path);
-    if (e) {
+    if (e && e->have_rp) {
         if (!e->resolved) {
             errno = e->err;
             return NULL;
@@ -119,10 +151,11 @@ static char *resolve(struct rpmemo *m, const char *path, int depth)
                 size_t o = a == 1 ? 0 : a; /* "/" + name, not "//name" */
                 cand[o] = '/';
                 memcpy(cand + o + 1, slash + 1, b + 1);
-                struct stat st;
-                if (lstat(cand, &st) < 0) {
-                    err = errno;
-                } else if (S_ISLNK(st.st_mode)) {
+                mode_t mode;
+                int lr = rpmemo_lstat(m, cand, &mode);
+                if (lr < 0) {
+                    err = -lr;
+                } else if (S_ISLNK(mode)) {
                     out = realpath(cand, NULL); /* links are rare: the long way */
                     err = out ? 0 : errno;
                 } else {

@@ -23,6 +23,9 @@ struct rpmemo {
 /* Like realpath(path, NULL): a malloc'd canonical path, or NULL with errno
  * (ENOENT, ENOTDIR, EACCES, ELOOP, ENOMEM, ...). */
 char *rpmemo_realpath(struct rpmemo *m, const char *path);
+/* Like lstat(2), for st_mode only: 0 with *mode, or -errno. */
+#include <sys/types.h>
+int rpmemo_lstat(struct rpmemo *m, const char *path, mode_t *mode);
 void rpmemo_clear(struct rpmemo *m);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/rpmemo.h"
@@ -60,6 +61,19 @@ START_TEST(matches_realpath)
         same(&m, cases[i]);
     /* every answer is remembered, and the results still match */
     ck_assert_uint_gt(m.n, 10);
+    const char *kinds[] = {"/a", "/a/b/f", "/l1", "/dang", "/missing", "/a/b/f/x"};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        for (int round = 0; round < 2; round++) {
+            char path[PATH_MAX];
+            snprintf(path, sizeof path, "%s%s", root, kinds[i]);
+            struct stat st;
+            int want = lstat(path, &st) < 0 ? -errno : 0;
+            mode_t mode = 0;
+            int got = rpmemo_lstat(&m, path, &mode);
+            ck_assert_int_eq(got, want);
+            if (!want)
+                ck_assert_uint_eq(mode, st.st_mode);
+        }
     rpmemo_clear(&m);
     ck_assert_uint_eq(m.n, 0);
     char cmd[128];
