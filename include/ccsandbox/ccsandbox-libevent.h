@@ -18,7 +18,9 @@ struct event_base;
  * A context that runs everything (proxies, child pipes, timers, the seccomp
  * listener) on the caller's base and never starts a thread. Every call on
  * the context must come from the thread that runs the base. The base must
- * outlive the context.
+ * outlive the context. That thread also starts the sandboxes, and
+ * bubblewrap's --die-with-parent follows the thread that started it: if
+ * the thread exits while sessions run, their sandboxes may be killed.
  */
 CCSB_API int ccsb_ctx_new_with_event_base(ccsb_ctx **out, struct event_base *base,
                                           char *errbuf, size_t errbuf_len);

@@ -18,6 +18,7 @@
 
 #include "ccsandbox/ccsandbox.h"
 #include "core/session.h"
+#include "util/fd.h"
 
 #define SEND_TIMEOUT_MS 5000
 
@@ -77,7 +78,18 @@ int bwrap_send(struct bwrap_session *bs, const struct init_msg *m, const int *fd
 
 int bwrap_spare_pair(int pair[2])
 {
-    return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0 ? -1 : 0;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+        return -1;
+    /* (off 0-2 of a host that closed them, even for this short while) */
+    pair[0] = fd_above_stdio(pair[0]);
+    pair[1] = fd_above_stdio(pair[1]);
+    if (pair[0] >= 0 && pair[1] >= 0)
+        return 0;
+    if (pair[0] >= 0)
+        close(pair[0]);
+    if (pair[1] >= 0)
+        close(pair[1]);
+    return -1;
 }
 
 int bwrap_send_spare(struct bwrap_session *bs)

@@ -44,6 +44,7 @@
 #include "core/session.h"
 #include "policy/policy.h"
 #include "util/err.h"
+#include "util/fd.h"
 
 #define READY_TIMEOUT_MS 10000
 #define STOP_TIMEOUT_MS 3000
@@ -110,7 +111,7 @@ static int inside_writable(const struct ccsb_policy *p, const char *path)
 /* NUL-terminated words v[from..to) into a sealed memfd (the SETUP). */
 static int words_memfd(const struct strv *v, size_t from, size_t to, const char *extra)
 {
-    int fd = memfd_create("ccsb-init-setup", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    int fd = fd_above_stdio(memfd_create("ccsb-init-setup", MFD_CLOEXEC | MFD_ALLOW_SEALING));
     if (fd < 0)
         return -1;
     for (size_t i = from; i <= to; i++) {
@@ -543,7 +544,15 @@ int bwrap_spawn(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
     sp[1] = high(sp[1]);
     ap[1] = high(ap[1]);
     wp[0] = high(wp[0]);
-    if (ep[1] < 0 || sp[1] < 0 || ap[1] < 0 || (parent && wp[0] < 0)) {
+    /* The host's ends stay off 0-2 (a host that closed its streams): there
+     * its own writes to stderr would land in bwrap's options or on the
+     * control socket. */
+    sp[0] = fd_above_stdio(sp[0]);
+    ep[0] = fd_above_stdio(ep[0]);
+    ap[0] = fd_above_stdio(ap[0]);
+    wp[1] = fd_above_stdio(wp[1]);
+    if (ep[1] < 0 || sp[1] < 0 || ap[1] < 0 || (parent && wp[0] < 0) || sp[0] < 0 ||
+        ep[0] < 0 || ap[0] < 0 || (parent && wp[1] < 0)) {
         r = errf(err, errlen, CCSB_E_IO, "fcntl: %s", strerror(errno));
         goto out;
     }
@@ -563,7 +572,7 @@ int bwrap_spawn(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
     bs->args_w = ap[0];
     bs->watch_w = wp[1];
     sp[0] = ep[0] = ep[1] = ap[0] = wp[1] = -1;
-    bs->pidfd = pidfd_open(bs->pid, 0);
+    bs->pidfd = fd_above_stdio(pidfd_open(bs->pid, 0));
     if (bs->pidfd < 0) {
         r = errf(err, errlen, CCSB_E_IO, "pidfd_open: %s", strerror(errno));
         kill(bs->pid, SIGKILL); /* still our unreaped child: the pid is its own */
@@ -620,8 +629,9 @@ static int spawn_janitor(struct bwrap_session *bs, char *err, size_t errlen)
         goto out;
     }
     wp[0] = high(wp[0]);
+    wp[1] = fd_above_stdio(wp[1]); /* ours: off a closed stdio's numbers */
     jpidfd = high(fcntl(bs->pidfd, F_DUPFD_CLOEXEC, 10));
-    if (wp[0] < 0 || jpidfd < 0 || bs->err_w < 0) {
+    if (wp[0] < 0 || wp[1] < 0 || jpidfd < 0 || bs->err_w < 0) {
         r = errf(err, errlen, CCSB_E_IO, "fcntl: %s", strerror(errno));
         goto out;
     }
@@ -640,7 +650,7 @@ static int spawn_janitor(struct bwrap_session *bs, char *err, size_t errlen)
     }
     bs->watch_w = wp[1];
     wp[1] = -1;
-    bs->jpidfd = pidfd_open(bs->janitor, 0);
+    bs->jpidfd = fd_above_stdio(pidfd_open(bs->janitor, 0));
     if (bs->jpidfd < 0)
         r = errf(err, errlen, CCSB_E_IO, "pidfd_open: %s", strerror(errno));
 out:

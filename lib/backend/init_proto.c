@@ -58,6 +58,24 @@ int init_send(int sock, const struct init_msg *m, const int *fds, size_t nfds)
     }
 }
 
+/*
+ * Keeps fd off 0, 1 and 2. A host that closed its standard streams hands
+ * those out next, and there its own write(2, ...) or read(0) would reach
+ * exec data or a descriptor ccsb-init sent (a listener, a pty master).
+ * (Self-contained: ccsb-init links this file without the library.)
+ * Returns the fd to use, or -errno with fd closed.
+ */
+static int above_stdio(int fd)
+{
+    if (fd < 0 || fd > 2)
+        return fd;
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return moved < 0 ? -e : moved;
+}
+
 static void close_all(int *fds, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -99,10 +117,12 @@ int init_recv(int sock, struct init_msg *m, int *fds, size_t *nfds)
         for (size_t i = 0; i < k; i++) {
             int fd;
             memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-            if (ngot < INIT_MAX_FDS)
+            if (ngot < INIT_MAX_FDS && (fd = above_stdio(fd)) >= 0)
                 got[ngot++] = fd;
-            else
+            else if (fd >= 0)
                 close(fd);
+            else
+                bad = 1; /* (could not be moved: the message is incomplete) */
         }
     }
     if (bad || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || n != (ssize_t)sizeof *m ||
@@ -166,7 +186,7 @@ int init_exec_data_pack(const char *cwd, char *const *argv, char *const *envp)
     for (size_t i = 0; i < envc; i++)
         p = stpcpy(p, envp[i]) + 1;
 
-    int fd = memfd_create("ccsb-exec", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    int fd = above_stdio(memfd_create("ccsb-exec", MFD_CLOEXEC | MFD_ALLOW_SEALING));
     if (fd < 0) {
         int e = errno;
         free(buf);

@@ -29,6 +29,7 @@
 #include "guard/program.h"
 #include "guard/sysnr.h"
 #include "util/err.h"
+#include "util/fd.h"
 
 struct guard_program {
     struct sock_filter *insns;
@@ -208,7 +209,7 @@ static void notify_rules(struct rule_ctx *rc, const struct guard_filter_cfg *cfg
 static int export_program(scmp_filter_ctx ctx, struct guard_program *p, char *err,
                           size_t errlen)
 {
-    int fd = memfd_create("ccsb-guard-bpf", MFD_CLOEXEC);
+    int fd = fd_above_stdio(memfd_create("ccsb-guard-bpf", MFD_CLOEXEC));
     if (fd < 0)
         return errf(err, errlen, CCSB_E_IO, "memfd_create: %s", strerror(errno));
     int r = seccomp_export_bpf(ctx, fd);
@@ -314,7 +315,8 @@ int guard_program_load(const struct guard_program *p, int *listener_fd)
 
 int guard_program_memfd(const struct guard_program *p, unsigned long *flags)
 {
-    int fd = memfd_create("ccsb-guard-program", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    /* (off 0-2: a host's stray write to a closed stderr must not land in it) */
+    int fd = fd_above_stdio(memfd_create("ccsb-guard-program", MFD_CLOEXEC | MFD_ALLOW_SEALING));
     if (fd < 0)
         return -errno;
     size_t bytes = (size_t)p->len * sizeof(struct sock_filter), done = 0;

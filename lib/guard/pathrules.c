@@ -16,6 +16,7 @@
 #include "ccsandbox/ccsandbox.h"
 #include "guard/guard.h"
 #include "util/err.h"
+#include "util/fd.h"
 
 /* Deeper than any path the kernel lets one name (PATH_MAX / 2). */
 #define MAX_WALK_UP 2048
@@ -104,7 +105,8 @@ int path_rules_init(struct path_rules *pr, const struct guard_path_rule *rules, 
             continue;
         }
         struct stat st;
-        r->anchor_fd = open(a, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        /* held for the session: off 0-2 of a host that closed them */
+        r->anchor_fd = fd_above_stdio(open(a, O_PATH | O_DIRECTORY | O_CLOEXEC));
         r->owns_fd = r->anchor_fd >= 0;
         if (r->anchor_fd < 0 || fstat(r->anchor_fd, &st) < 0) {
             int e = errf(err, errlen, CCSB_E_POLICY,

@@ -31,6 +31,7 @@
 #include "guard/pathrules.h"
 #include "guard/unotify.h"
 #include "util/err.h"
+#include "util/fd.h"
 
 #define MAX_QUEUED_REPORTS 1024
 #define FIFO_RETRY_MS 10
@@ -337,9 +338,15 @@ int guard_supervisor_new_with_paths(struct event_base *base, const char *const *
         rc = errf(err, errlen, CCSB_E_IO, "pipe: %s", strerror(errno));
         goto fail;
     }
-    g->pipe_r = p[0];
-    g->pipe_w = p[1];
-    g->ctl = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    /* Off 0-2 of a host that closed its streams (its stray writes and
+     * reads would meet ours): fd_above_stdio closes what it cannot move. */
+    g->pipe_r = fd_above_stdio(p[0]);
+    g->pipe_w = fd_above_stdio(p[1]);
+    if (g->pipe_r < 0 || g->pipe_w < 0) {
+        rc = errf(err, errlen, CCSB_E_IO, "fcntl: %s", strerror(errno));
+        goto fail;
+    }
+    g->ctl = fd_above_stdio(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (g->ctl < 0) {
         rc = errf(err, errlen, CCSB_E_IO, "eventfd: %s", strerror(errno));
         goto fail;

@@ -5,12 +5,15 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -567,6 +570,103 @@ START_TEST(spare_is_closed_and_expendable)
 }
 END_TEST
 
+/*
+ * A host that closed its standard streams (a daemon) hands out 0, 1 and 2
+ * next: none of the session's descriptors may take them, or the host's own
+ * write(2, ...) would reach bwrap's option stream or the control socket,
+ * and its read(0) would steal ccsb-init's messages. Placeholders (a side
+ * janitor) and the guard are both in play.
+ */
+START_TEST(closed_stdio_untouched)
+{
+    char *rc = path_in(ws, ".bashrc");
+    unlink(rc);
+    int saved[3];
+    for (int i = 0; i < 3; i++) {
+        saved[i] = fcntl(i, F_DUPFD_CLOEXEC, 10);
+        ck_assert_int_ge(saved[i], 0);
+        close(i);
+    }
+    int r = h_launch(&h, spec);
+    int taken_launch[3], taken_exec[3];
+    char what[3][128] = {"", "", ""};
+    for (int i = 0; i < 3; i++) {
+        taken_launch[i] = fcntl(i, F_GETFD) >= 0;
+        char link[32];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", i);
+        ssize_t n = readlink(link, what[i], sizeof what[i] - 1);
+        what[i][n > 0 ? n : 0] = '\0';
+    }
+    struct h_exec *x = r == 0 ? h_run(&h, "echo ok") : NULL;
+    for (int i = 0; i < 3; i++)
+        taken_exec[i] = fcntl(i, F_GETFD) >= 0;
+    ccsb_session_destroy(h.s);
+    h.s = NULL;
+    for (int i = 0; i < 3; i++) {
+        if (fcntl(i, F_GETFD) >= 0)
+            close(i);
+        dup2(saved[i], i);
+        close(saved[i]);
+    }
+    ck_assert_msg(r == 0, "launch: %s: %s", ccsb_strerror(r), h_errmsg(&h));
+    ck_assert_str_eq(x->out, "ok\n");
+    ck_assert_msg(!taken_launch[0] && !taken_launch[1] && !taken_launch[2],
+                  "session fds took 0-2 at launch: [%s] [%s] [%s]", what[0], what[1], what[2]);
+    ck_assert_msg(!taken_exec[0] && !taken_exec[1] && !taken_exec[2],
+                  "session fds took 0-2 after an exec: %d %d %d", taken_exec[0], taken_exec[1],
+                  taken_exec[2]);
+    ck_assert_int_eq(h_exists(rc), 0);
+    free(rc);
+}
+END_TEST
+
+/*
+ * One context compiles the guard's program once per configuration and
+ * shares it: a session that allows unix sockets and one that does not,
+ * alternating in one context, must each get their own program (a cached
+ * one for the other configuration would open or close socket(AF_UNIX)).
+ */
+START_TEST(guard_program_per_config_in_one_ctx)
+{
+    if (access("/usr/bin/python3", X_OK) != 0) {
+        printf("SKIP guard_program_per_config_in_one_ctx: python3 missing\n");
+        return;
+    }
+    char *sock_dir = h_tmpdir("sock");
+    char *sock = path_in(sock_dir, "app.sock");
+    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
+    ck_assert_int_eq(bind(l, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(l, 4), 0);
+    ccsb_spec *allow;
+    ck_assert_int_eq(ccsb_spec_new(&allow), 0);
+    ccsb_spec_set_backend(allow, CCSB_BACKEND_NATIVE);
+    ccsb_spec_add_bind_mount(allow, ws, NULL, 0);
+    ccsb_spec_set_guest_workdir(allow, ws);
+    ck_assert_int_eq(ccsb_spec_add_unix_socket(allow, sock), 0);
+    const char *cmd = "python3 -c 'import socket\n"
+                      "try:\n socket.socket(socket.AF_UNIX); print(\"made\")\n"
+                      "except OSError as e: print(\"refused\", e.errno)'";
+    const char *want[] = {"refused 1\n", "made\n", "refused 1\n", "made\n"};
+    for (int i = 0; i < 4; i++) {
+        int r = h_launch(&h, i % 2 ? allow : spec);
+        ck_assert_msg(r == 0, "launch %d: %s: %s", i, ccsb_strerror(r), h_errmsg(&h));
+        struct h_exec *x = h_run(&h, cmd);
+        ck_assert_msg(strcmp(x->out, want[i]) == 0, "session %d: [%s] [%s]", i, x->out, x->err);
+        ccsb_session_destroy(h.s);
+        h.s = NULL;
+        h.n = 0;
+    }
+    ccsb_spec_free(allow);
+    close(l);
+    unlink(sock);
+    h_rmtree(sock_dir);
+    free(sock);
+    free(sock_dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("bwrap_session");
@@ -597,6 +697,8 @@ static Suite *suite(void)
     tcase_add_test(tc, spare_is_closed_and_expendable);
     tcase_add_test(tc, refused_launch_leaves_no_process);
     tcase_add_test(tc, session_outlives_launching_thread);
+    tcase_add_test(tc, closed_stdio_untouched);
+    tcase_add_test(tc, guard_program_per_config_in_one_ctx);
     suite_add_tcase(s, tc);
     return s;
 }
