@@ -325,10 +325,10 @@ int main(int argc, char **argv)
     pthread_t floor_th;
     pthread_create(&floor_th, NULL, floor_relay, floor_arg);
 
-    /* Interleaved, best of three each, so background load hits both alike. */
+    /* Interleaved, best of five each, so background load hits both alike. */
     double direct_bw = 0, proxy_bw = 0, direct_cps = 0, proxy_cps = 0, floor_cps = 0;
     double rdirect_bw = 0, rproxy_bw = 0;
-    for (int rep = 0; rep < 3; rep++) {
+    for (int rep = 0; rep < 5; rep++) {
         double d = run_direct ? bulk(srv_port, 0, bytes, buf) : 1;
         double p = run_proxy ? bulk(srv_port, pp, bytes, buf) : 1;
         if (d > direct_bw)
