@@ -509,20 +509,34 @@ static char **read_words(int fd, int *argc, int *err)
     return v;
 }
 
-static void await_setup(struct server *sv)
+/* The host's next message during the launch, waited for (bounded): ends
+ * the sandbox when the host went away, fails the launch on an error. */
+static void await_msg(struct server *sv, const char *what, struct init_msg *m, int *fds,
+                      size_t *nfds)
 {
     struct pollfd p = {.fd = sv->ctrl, .events = POLLIN};
     int r = poll(&p, 1, 30000);
-    if (r == 0)
-        fatal_text(sv, "the host never sent the setup");
-    struct init_msg m;
-    int fds[INIT_MAX_FDS];
-    size_t nfds = INIT_MAX_FDS;
-    r = r < 0 ? -errno : init_recv(sv->ctrl, &m, fds, &nfds);
+    char text[96];
+    if (r == 0) {
+        snprintf(text, sizeof text, "the host never sent %s", what);
+        fatal_text(sv, text);
+    }
+    *nfds = INIT_MAX_FDS;
+    r = r < 0 ? -errno : init_recv(sv->ctrl, m, fds, nfds);
     if (r == 0)
         end_sandbox(0); /* the host went away during the launch */
-    if (r < 0)
-        fatal(sv, "receiving the setup", -r);
+    if (r < 0) {
+        snprintf(text, sizeof text, "receiving %s", what);
+        fatal(sv, text, -r);
+    }
+}
+
+static void await_setup(struct server *sv)
+{
+    struct init_msg m;
+    int fds[INIT_MAX_FDS];
+    size_t nfds;
+    await_msg(sv, "the setup", &m, fds, &nfds);
     int e = EPROTO, argc = 0;
     char **words = m.type == INIT_MSG_SETUP && nfds == 1 ? read_words(fds[0], &argc, &e) : NULL;
     close_fds(fds, nfds);
@@ -534,18 +548,12 @@ static void await_setup(struct server *sv)
 
 static void await_go(struct server *sv)
 {
-    struct pollfd p = {.fd = sv->ctrl, .events = POLLIN};
-    int r = poll(&p, 1, 30000);
-    if (r == 0)
-        fatal_text(sv, "the host never said GO");
     struct init_msg m;
     int fds[INIT_MAX_FDS];
-    size_t nfds = INIT_MAX_FDS;
-    r = r < 0 ? -errno : init_recv(sv->ctrl, &m, fds, &nfds);
-    close_fds(fds, r > 0 ? nfds : 0);
-    if (r == 0)
-        end_sandbox(0); /* the host went away during the launch */
-    if (r < 0 || m.type != INIT_MSG_GO)
+    size_t nfds;
+    await_msg(sv, "GO", &m, fds, &nfds);
+    close_fds(fds, nfds);
+    if (m.type != INIT_MSG_GO)
         fatal_text(sv, "expected GO from the host");
 }
 
@@ -556,18 +564,10 @@ static void await_go(struct server *sv)
  */
 static void await_guard(struct server *sv)
 {
-    struct pollfd p = {.fd = sv->ctrl, .events = POLLIN};
-    int r = poll(&p, 1, 30000);
-    if (r == 0)
-        fatal_text(sv, "the host never sent the guard filter");
     struct init_msg m;
     int fds[INIT_MAX_FDS];
-    size_t nfds = INIT_MAX_FDS;
-    r = r < 0 ? -errno : init_recv(sv->ctrl, &m, fds, &nfds);
-    if (r == 0)
-        end_sandbox(0); /* the host went away during the launch */
-    if (r < 0)
-        fatal(sv, "receiving the guard filter", -r);
+    size_t nfds;
+    await_msg(sv, "the guard filter", &m, fds, &nfds);
     int e = m.type != INIT_MSG_GUARD_FILTER || nfds != 1 ? EPROTO : take_guard(sv, &m, fds[0]);
     close_fds(fds, nfds);
     if (e)

@@ -85,6 +85,11 @@ int backend_build_env(const struct ccsb_session *s, const struct ccsb_exec_req *
  * is "JAVA_TOOL_OPTIONS+=...", which backend_build_env appends). Appends to
  * *forced; 0 or -1 (ENOMEM).
  */
+/* 1 when an egressAllowlist entry names loopback (localhost, 127/8, ::1):
+ * then loopback names go through the proxies instead of staying local. */
+struct ccsb_spec;
+int backend_allows_loopback(const struct ccsb_spec *spec);
+
 struct backend_proxies {
     const char *http_url;  /* "http://[cred@]127.0.0.1:port" */
     const char *socks_url; /* "socks5h://[cred@]127.0.0.1:port" */

@@ -229,19 +229,6 @@ static int bwrap_attach(struct ccsb_session *s, char *aerr, size_t aerrlen)
 
 /* ---- exec ------------------------------------------------------------------------ */
 
-/* 1 when an egressAllowlist entry names loopback (localhost, 127/8, ::1). */
-static int allows_host_loopback(const struct ccsb_spec *spec)
-{
-    for (size_t i = 0; i < spec->egress_allow.n; i++) {
-        const char *e = spec->egress_allow.v[i];
-        size_t n = e[0] == '[' ? strcspn(e, "]") + 1 : strcspn(e, ":");
-        if ((n == 9 && strncasecmp(e, "localhost", 9) == 0) || strncmp(e, "127.", 4) == 0 ||
-            (n == 5 && strncmp(e, "[::1]", 5) == 0) || strcmp(e, "::1") == 0)
-            return 1;
-    }
-    return 0;
-}
-
 static int forced_env(struct ccsb_session *s, struct bwrap_session *bs, struct strv *f)
 {
     int r = strv_push(f, "TMPDIR=/tmp") | strv_push(f, "CCSB_SANDBOX=bubblewrap") |
@@ -259,7 +246,7 @@ static int forced_env(struct ccsb_session *s, struct bwrap_session *bs, struct s
         struct backend_proxies px = {
             .http_url = http,
             .socks_url = socks,
-            .no_proxy = allows_host_loopback(s->spec) ? "" : "localhost,127.0.0.1,::1",
+            .no_proxy = backend_allows_loopback(s->spec) ? "" : "localhost,127.0.0.1,::1",
             .java_port = bs->http_port,
         };
         if (!http || !socks || backend_proxy_env(&px, f) < 0)

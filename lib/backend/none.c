@@ -124,19 +124,6 @@ static int none_attach(struct ccsb_session *s, char *aerr, size_t aerrlen)
     return 0;
 }
 
-/* 1 when an egressAllowlist entry names loopback (localhost, 127/8, ::1). */
-static int allows_loopback(const struct ccsb_spec *spec)
-{
-    for (size_t i = 0; i < spec->egress_allow.n; i++) {
-        const char *e = spec->egress_allow.v[i];
-        size_t n = e[0] == '[' ? strcspn(e, "]") + 1 : strcspn(e, ":");
-        if ((n == 9 && strncasecmp(e, "localhost", 9) == 0) || strncmp(e, "127.", 4) == 0 ||
-            (n == 5 && strncmp(e, "[::1]", 5) == 0) || strcmp(e, "::1") == 0)
-            return 1;
-    }
-    return 0;
-}
-
 /* TMPDIR, the marker and the proxy variables. */
 static int forced_env(const struct ccsb_session *s, struct strv *f)
 {
@@ -149,7 +136,7 @@ static int forced_env(const struct ccsb_session *s, struct strv *f)
         struct backend_proxies px = {
             .http_url = ns->http_url,
             .socks_url = ns->socks_url,
-            .no_proxy = allows_loopback(s->spec) ? "" : "localhost,127.0.0.1,::1",
+            .no_proxy = backend_allows_loopback(s->spec) ? "" : "localhost,127.0.0.1,::1",
         };
         r |= backend_proxy_env(&px, f);
     }
