@@ -217,7 +217,7 @@ START_TEST(background_outlives_exec_until_stop)
     struct h_exec *x = h_run(&h, "sleep 1000.25 >/dev/null 2>&1 & echo started");
     ck_assert_int_eq(x->code, 0);
     /* The background child may not have exec'd sleep yet when sh exits. */
-    for (int i = 0; i < 100 && h_count_procs("sleep 1000.25") == 0; i++)
+    for (int i = 0; i < 250 && h_count_procs("sleep 1000.25") == 0; i++)
         usleep(20000);
     ck_assert_int_eq(h_count_procs("sleep 1000.25"), 1);
     x = h_run(&h, "pgrep -f 'sleep 1000.25' >/dev/null && echo alive");
