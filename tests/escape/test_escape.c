@@ -515,6 +515,7 @@ static Suite *suite(void)
     Suite *s = suite_create("escape");
     TCase *tc = tcase_create("attempts");
     tcase_set_timeout(tc, 120);
+    tcase_add_unchecked_fixture(tc, h_tmp_begin, h_tmp_end);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, write_outside_the_binds);
     tcase_add_test(tc, read_ssh_keys_with_home_bound);

@@ -155,6 +155,7 @@ int main(void)
 {
     Suite *s = suite_create("bwrap-guard-guess");
     TCase *tc = tcase_create("guess");
+    tcase_add_unchecked_fixture(tc, h_tmp_begin, h_tmp_end);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, no_guard_no_globs_starts_over_and_runs);

@@ -178,10 +178,29 @@ int h_saw_violation(struct h *h, const char *action, const char *target_part)
     return 0;
 }
 
+/* Set by h_tmp_begin in the test runner; forked tests inherit it. */
+static char *tmp_base;
+
+void h_tmp_begin(void)
+{
+    tmp_base = strdup("/tmp/ccsb-tests-XXXXXX");
+    if (tmp_base && (!mkdtemp(tmp_base) || chmod(tmp_base, 0755) < 0)) {
+        free(tmp_base);
+        tmp_base = NULL; /* h_tmpdir falls back to /tmp itself */
+    }
+}
+
+void h_tmp_end(void)
+{
+    h_rmtree(tmp_base);
+    free(tmp_base);
+    tmp_base = NULL;
+}
+
 char *h_tmpdir(const char *tag)
 {
     char *t = NULL;
-    ck_assert_int_ge(asprintf(&t, "/tmp/ccsb-%s-XXXXXX", tag), 0);
+    ck_assert_int_ge(asprintf(&t, "%s/ccsb-%s-XXXXXX", tmp_base ? tmp_base : "/tmp", tag), 0);
     ck_assert_ptr_nonnull(mkdtemp(t));
     ck_assert_int_eq(chmod(t, 0755), 0);
     return t;

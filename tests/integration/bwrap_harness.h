@@ -65,6 +65,14 @@ int h_saw_violation(struct h *h, const char *action, const char *target_part);
 
 /* mkdtemp under /tmp, mode 0755 (readable by the sandbox user). malloc'd. */
 char *h_tmpdir(const char *tag);
+/*
+ * An unchecked fixture (tcase_add_unchecked_fixture(tc, h_tmp_begin,
+ * h_tmp_end)): the runner makes one directory that every h_tmpdir of the
+ * case goes below, and removes it at the end of the case, also after a
+ * failed test (whose checked teardown never ran).
+ */
+void h_tmp_begin(void);
+void h_tmp_end(void);
 /* rm -rf without following symlinks. */
 void h_rmtree(const char *dir);
 /* Writes a file (mode 0644). */

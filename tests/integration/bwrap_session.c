@@ -672,6 +672,7 @@ static Suite *suite(void)
     Suite *s = suite_create("bwrap_session");
     TCase *tc = tcase_create("session");
     tcase_set_timeout(tc, 60);
+    tcase_add_unchecked_fixture(tc, h_tmp_begin, h_tmp_end);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, write_in_bound_dir);
     tcase_add_test(tc, etc_is_read_only);

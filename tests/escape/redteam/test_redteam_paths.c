@@ -243,6 +243,7 @@ static Suite *suite(void)
     Suite *s = suite_create("redteam-paths");
     TCase *tc = tcase_create("attempts");
     tcase_set_timeout(tc, 120);
+    tcase_add_unchecked_fixture(tc, h_tmp_begin, h_tmp_end);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, git_commondir_redirect);
     tcase_add_test(tc, fresh_workspace_every_route);

@@ -315,6 +315,7 @@ static Suite *suite(void)
     Suite *s = suite_create("redteam-sandbox");
     TCase *tc = tcase_create("attempts");
     tcase_set_timeout(tc, 120);
+    tcase_add_unchecked_fixture(tc, h_tmp_begin, h_tmp_end);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, plant_missing_secret_files);
     tcase_add_test(tc, read_secret_created_after_launch);
