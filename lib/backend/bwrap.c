@@ -35,7 +35,6 @@
 #include "backend/backend.h"
 #include "backend/bwrap_guard.h"
 #include "backend/bwrap_internal.h"
-#include "backend/bwrap_paths.h"
 #include "ccsandbox/ccsandbox.h"
 #include "core/ctx.h"
 #include "core/exec_req.h"
@@ -44,9 +43,7 @@
 #include "spec/spec.h"
 #include "util/err.h"
 
-#if CCSB_BWRAP_EGRESS
 #include "egress/egress.h"
-#endif
 
 extern char **environ;
 
@@ -186,12 +183,10 @@ static void on_child_exit(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-#if CCSB_BWRAP_EGRESS
 static void on_egress_violation(void *ud, const char *target, const char *reason)
 {
     session_violation(ud, 0, "network-outbound", target, reason);
 }
-#endif
 
 static int bwrap_attach(struct ccsb_session *s, char *aerr, size_t aerrlen)
 {
@@ -208,7 +203,6 @@ static int bwrap_attach(struct ccsb_session *s, char *aerr, size_t aerrlen)
     int gr = bwrap_guard_attach(s, bs);
     if (gr < 0)
         return errf(aerr, aerrlen, gr, "cannot start the seccomp guard's supervisor");
-#if CCSB_BWRAP_EGRESS
     char err[512];
     struct egress_pair *pair = NULL;
     int r = egress_pair_new(base, s->spec, bs->listeners[0], bs->listeners[1],
@@ -217,13 +211,6 @@ static int bwrap_attach(struct ccsb_session *s, char *aerr, size_t aerrlen)
         return errf(aerr, aerrlen, r, "cannot start the egress proxies: %s", err);
     bs->egress = pair;
     bs->listeners[0] = bs->listeners[1] = -1; /* the proxies own them now */
-#else
-    /* No proxies in this build: nothing may listen in their place either,
-     * so the ports are simply closed and no proxy variables are set. */
-    close(bs->listeners[0]);
-    close(bs->listeners[1]);
-    bs->listeners[0] = bs->listeners[1] = -1;
-#endif
     return 0;
 }
 
@@ -233,7 +220,6 @@ static int forced_env(struct ccsb_session *s, struct bwrap_session *bs, struct s
 {
     int r = strv_push(f, "TMPDIR=/tmp") | strv_push(f, "CCSB_SANDBOX=bubblewrap") |
             strv_pushf(f, "HOME=%s", bs->home);
-#if CCSB_BWRAP_EGRESS
     if (bs->egress) {
         char *http = egress_pair_proxy_url(bs->egress, "http");
         char *socks = egress_pair_proxy_url(bs->egress, "socks5h");
@@ -257,7 +243,6 @@ static int forced_env(struct ccsb_session *s, struct bwrap_session *bs, struct s
         r |= strv_pushf(f, "GIT_SSH_COMMAND=ssh -o ProxyCommand='%s connect --port %d %%h %%p'",
                         INIT_GUEST_PATH, bs->socks_port);
     }
-#endif
     return r ? -1 : 0;
 }
 
@@ -425,10 +410,8 @@ static void bwrap_stop(struct ccsb_session *s)
         event_del(bs->err_ev);
     if (bs->pid_ev)
         event_del(bs->pid_ev);
-#if CCSB_BWRAP_EGRESS
     egress_pair_free(bs->egress);
     bs->egress = NULL;
-#endif
     bwrap_teardown(s, bs);
     /* After the sandbox is gone: until then a trapped call gets its answer. */
     bwrap_guard_release(bs);
@@ -531,15 +514,11 @@ static void bwrap_details(struct ccsb_session *s, json_t *o)
             json_array_append_new(ph, json_string(bs->ph[i].path));
     if (ph)
         json_object_set_new(o, "placeholders", ph);
-#if CCSB_BWRAP_EGRESS
     json_t *eg = json_object();
     if (eg && bs->egress)
         egress_pair_stats(bs->egress, eg);
     if (eg)
         json_object_set_new(o, "egress", eg);
-#else
-    json_object_set_new(o, "egress", json_string("not built: the sandbox has no network"));
-#endif
 }
 
 const struct backend_ops backend_bwrap_ops = {
