@@ -1022,7 +1022,7 @@ static void do_denied(struct op *o)
 
 /* ------------------------------------------------------------------ */
 
-int emu_init(struct emu *em, const char *const *globs, struct path_rules *rules,
+int emu_init(struct emu *em, const char *const *globs, const struct path_rules *rules,
              emu_report_fn rep, void *ud, struct emu_counters *cnt, char *err, size_t errlen)
 {
     memset(em, 0, sizeof *em);

@@ -42,7 +42,7 @@ struct emu {
     struct creds_state creds;
     struct target_cache cache;
     struct glob_set globs;
-    struct path_rules *rules; /* borrowed (this thread only); may be NULL */
+    const struct path_rules *rules; /* borrowed; may be NULL */
     emu_report_fn report;
     void *report_ud;
     struct emu_pending pending[EMU_MAX_PENDING];
@@ -52,7 +52,7 @@ struct emu {
 
 /* On the supervisor thread: creds_init and the glob copy (rules are
  * borrowed and must outlive em). 0 or CCSB_E_*. */
-int emu_init(struct emu *em, const char *const *globs, struct path_rules *rules,
+int emu_init(struct emu *em, const char *const *globs, const struct path_rules *rules,
              emu_report_fn report, void *ud,
              struct emu_counters *cnt, char *err, size_t errlen);
 void emu_clear(struct emu *em);

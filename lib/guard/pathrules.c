@@ -7,7 +7,6 @@
 #include <string.h>
 #include <linux/fs.h>
 #include <linux/magic.h>
-#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -39,64 +38,6 @@ void path_rules_clear(struct path_rules *pr)
     free(pr->v);
     pr->v = NULL;
     pr->n = 0;
-    if (pr->ino_fd >= 0)
-        close(pr->ino_fd);
-    pr->ino_fd = -1;
-}
-
-/* Watches each anchor for names made in it; without inotify (or past the
- * user's limits) every check looks the chains up. */
-static void watch_anchors(struct path_rules *pr)
-{
-    pr->ino_fd = fd_above_stdio(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-    for (size_t i = 0; i < pr->n; i++) {
-        struct path_rule *r = &pr->v[i];
-        r->wd = -1;
-        if (pr->ino_fd < 0 || !r->owns_fd)
-            continue;
-        char p[64];
-        snprintf(p, sizeof p, "/proc/self/fd/%d", r->anchor_fd);
-        r->wd = inotify_add_watch(pr->ino_fd, p, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
-    }
-}
-
-static void all_loud(struct path_rules *pr)
-{
-    for (size_t i = 0; i < pr->n; i++)
-        pr->v[i].quiet = 0;
-}
-
-/* Reads every queued event: an anchor that got a new name is looked up
- * again; a lost event (overflow, read error) makes every anchor so. */
-static void drain(struct path_rules *pr)
-{
-    if (pr->ino_fd < 0)
-        return;
-    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-    for (;;) {
-        ssize_t n = read(pr->ino_fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN)
-            return;
-        if (n <= 0) {
-            all_loud(pr);
-            close(pr->ino_fd);
-            pr->ino_fd = -1; /* from now on: look up every time */
-            return;
-        }
-        for (char *p = buf; p < buf + n;) {
-            const struct inotify_event *ev = (const struct inotify_event *)p;
-            if (ev->mask & (IN_Q_OVERFLOW | IN_IGNORED)) {
-                all_loud(pr);
-            } else {
-                for (size_t i = 0; i < pr->n; i++)
-                    if (pr->v[i].owns_fd && pr->v[i].wd == ev->wd)
-                        pr->v[i].quiet = 0;
-            }
-            p += sizeof *ev + ev->len;
-        }
-    }
 }
 
 /* Splits rest into components; -1 on an empty, "." or ".." component. */
@@ -126,7 +67,6 @@ int path_rules_init(struct path_rules *pr, const struct guard_path_rule *rules, 
 {
     pr->v = NULL;
     pr->n = 0;
-    pr->ino_fd = -1;
     if (!n)
         return 0;
     pr->v = calloc(n, sizeof *pr->v);
@@ -162,10 +102,8 @@ int path_rules_init(struct path_rules *pr, const struct guard_path_rule *rules, 
             r->anchor_fd = same_anchor->anchor_fd;
             r->dev = same_anchor->dev;
             r->ino = same_anchor->ino;
-            r->owner = same_anchor->owner;
             continue;
         }
-        r->owner = i;
         struct stat st;
         /* held for the session: off 0-2 of a host that closed them */
         r->anchor_fd = fd_above_stdio(open(a, O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -180,7 +118,6 @@ int path_rules_init(struct path_rules *pr, const struct guard_path_rule *rules, 
         r->dev = st.st_dev;
         r->ino = st.st_ino;
     }
-    watch_anchors(pr);
     return 0;
 }
 
@@ -335,18 +272,12 @@ static int inside(int dirfd, const struct stat *ds, dev_t dev, ino_t ino,
  * -errno when the lookup failed. A symlink or file in the way ends the
  * chain (the path cannot exist through it).
  */
-static int check_rule(const struct path_rule *r, const struct walk *w, int quiet,
-                      int *c1_missing)
+static int check_rule(const struct path_rule *r, const struct walk *w)
 {
-    *c1_missing = 0; /* unknown unless looked up */
     /* The name right below the anchor is the first chain node: refused
      * whether it exists or not, without a lookup. */
     if (w->dirfd >= 0 && same(&w->ds, r->dev, r->ino))
         return names_node(w, r->comp[0]);
-    /* Nothing was made in the anchor since its first components were all
-     * found missing: no chain node exists to be under or to be. */
-    if (quiet)
-        return 0;
     int node = r->anchor_fd, owned = -1, rc = 0;
     struct stat ns = {0};
     for (size_t k = 0; k < r->ncomp; k++) {
@@ -356,8 +287,6 @@ static int check_rule(const struct path_rule *r, const struct walk *w, int quiet
                 goto out;
         }
         int next = openat(node, r->comp[k], O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        if (next < 0 && k == 0 && errno == ENOENT)
-            *c1_missing = 1;
         if (next < 0) {
             /* Missing (or a file in the way): nothing deeper exists now.
              * Not searchable by the caller (we hold its credentials): it
@@ -395,32 +324,20 @@ out:
     return rc;
 }
 
-static int check(struct path_rules *pr, const struct walk *w, const char **which)
+static int check(const struct path_rules *pr, const struct walk *w, const char **which)
 {
-    drain(pr);
-    /* An anchor becomes quiet when every one of its rules looked its first
-     * component up, after the drain, and found it missing. */
-    for (size_t i = 0; i < pr->n; i++)
-        pr->v[i].all_missing = 1;
     for (size_t i = 0; i < pr->n; i++) {
-        const struct path_rule *r = &pr->v[i];
-        struct path_rule *o = &pr->v[r->owner];
-        int missing = 0;
-        int rc = check_rule(r, w, o->quiet, &missing);
+        int rc = check_rule(&pr->v[i], w);
         if (rc != 0) {
-            *which = r->shown;
+            *which = pr->v[i].shown;
             return rc;
         }
-        if (!missing)
-            o->all_missing = 0;
     }
-    for (size_t i = 0; i < pr->n; i++)
-        if (pr->v[i].owns_fd && pr->v[i].wd >= 0 && !pr->v[i].quiet && pr->v[i].all_missing)
-            pr->v[i].quiet = 1;
     return 0;
 }
 
-int path_rules_check(struct path_rules *pr, int dirfd, const char *name, const char **which)
+int path_rules_check(const struct path_rules *pr, int dirfd, const char *name,
+                     const char **which)
 {
     if (!pr || !pr->n)
         return 0;
@@ -430,7 +347,7 @@ int path_rules_check(struct path_rules *pr, int dirfd, const char *name, const c
     return check(pr, &w, which);
 }
 
-int path_rules_check_obj(struct path_rules *pr, int objfd, const char **which)
+int path_rules_check_obj(const struct path_rules *pr, int objfd, const char **which)
 {
     if (!pr || !pr->n)
         return 0;

@@ -13,11 +13,6 @@
  * the protected path should that exist now as a directory (the host made
  * it during the session). The chain is looked up afresh on every check, so
  * what the host creates meanwhile is covered from the moment it exists.
- * (Once every first component of an anchor is known missing, an inotify
- * watch on the anchor says when that may have changed: the kernel queues
- * the event inside the creating call, before anything can be resolved
- * through the new name, so the lookups are skipped only while nothing was
- * made in the anchor.)
  *
  * Identities are compared by device and inode, so every spelling of a path
  * (symlinks, bind mounts at another guest path, "..") is the same.
@@ -33,14 +28,6 @@ struct guard_path_rule;
 struct path_rule {
     int anchor_fd; /* O_PATH directory */
     int owns_fd;   /* 0: anchor_fd belongs to an earlier rule with the same anchor */
-    size_t owner;  /* the rule that holds this anchor (itself when owns_fd) */
-    /* On the owner only: the anchor's inotify watch (-1: none), and whether
-     * every rule of this anchor found its first component missing after
-     * the last event on the anchor (then no chain node below it exists and
-     * no lookup is needed). */
-    int wd;
-    int quiet;
-    int all_missing; /* scratch for one check */
     dev_t dev;
     ino_t ino;
     char **comp;   /* the missing components, at least one */
@@ -51,7 +38,6 @@ struct path_rule {
 struct path_rules {
     struct path_rule *v;
     size_t n;
-    int ino_fd; /* inotify on the anchors (names made in them), -1: look up every time */
 };
 
 /* Opens every anchor (with the caller's identity). 0, CCSB_E_POLICY naming
@@ -66,13 +52,14 @@ void path_rules_clear(struct path_rules *pr);
  * linked from or opened for writing? 0: yes; 1: no, *which is the rule's
  * path; -errno: the check itself failed (the caller denies).
  */
-int path_rules_check(struct path_rules *pr, int dirfd, const char *name, const char **which);
+int path_rules_check(const struct path_rules *pr, int dirfd, const char *name,
+                     const char **which);
 
 /*
  * The same for an object reached without a name (a reopened
  * /proc/self/fd/N): refused when it is a chain node or the protected path,
  * or could lie inside a protected directory that exists now.
  */
-int path_rules_check_obj(struct path_rules *pr, int objfd, const char **which);
+int path_rules_check_obj(const struct path_rules *pr, int objfd, const char **which);
 
 #endif
