@@ -98,6 +98,13 @@ int path_rules_init(struct path_rules *pr, const struct guard_path_rule *rules, 
         for (size_t k = 0; k < i && !same_anchor; k++)
             if (rules[k].anchor && strcmp(rules[k].anchor, a) == 0)
                 same_anchor = &pr->v[k];
+        r->first = i;
+        for (size_t k = 0; k < i; k++)
+            if (rules[k].anchor && strcmp(rules[k].anchor, a) == 0 &&
+                strcmp(pr->v[k].comp[0], r->comp[0]) == 0) {
+                r->first = k;
+                break;
+            }
         if (same_anchor) {
             r->anchor_fd = same_anchor->anchor_fd;
             r->dev = same_anchor->dev;
@@ -272,7 +279,7 @@ static int inside(int dirfd, const struct stat *ds, dev_t dev, ino_t ino,
  * -errno when the lookup failed. A symlink or file in the way ends the
  * chain (the path cannot exist through it).
  */
-static int check_rule(const struct path_rule *r, const struct walk *w)
+static int check_rule(struct path_rule *r, const struct walk *w)
 {
     /* The name right below the anchor is the first chain node: refused
      * whether it exists or not, without a lookup. */
@@ -285,6 +292,15 @@ static int check_rule(const struct path_rule *r, const struct walk *w)
             rc = names_node(w, r->comp[k]);
             if (rc != 0)
                 goto out;
+        }
+        if (k == 0) {
+            /* Usually missing: a stat (no file made) says so, and the rules
+             * that share this first component need not ask again. */
+            struct stat st;
+            if (fstatat(node, r->comp[0], &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+                r->c1_missing = 1;
+                goto out;
+            }
         }
         int next = openat(node, r->comp[k], O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (next < 0) {
@@ -326,8 +342,17 @@ out:
 
 static int check(const struct path_rules *pr, const struct walk *w, const char **which)
 {
+    for (size_t i = 0; i < pr->n; i++)
+        pr->v[i].c1_missing = 0;
     for (size_t i = 0; i < pr->n; i++) {
-        int rc = check_rule(&pr->v[i], w);
+        struct path_rule *r = &pr->v[i];
+        /* An earlier rule found this anchor's first component missing: no
+         * node of this chain below it exists either (the name itself at
+         * the anchor is still checked). */
+        if (r->first != i && pr->v[r->first].c1_missing &&
+            !(w->dirfd >= 0 && same(&w->ds, r->dev, r->ino)))
+            continue;
+        int rc = check_rule(r, w);
         if (rc != 0) {
             *which = pr->v[i].shown;
             return rc;
