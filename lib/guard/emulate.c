@@ -231,6 +231,26 @@ static int become_target(struct op *o, const char *action)
     return -1;
 }
 
+/*
+ * The end of a lookup done with the host's identity: an fd opened through
+ * the tid after the first check is dropped unless the notification is
+ * still live (same task), and the target's identity is taken on again;
+ * failing that, nothing is handed out (EACCES). Returns fd or -errno.
+ */
+static int back_to_target(struct op *o, int fd, int recheck)
+{
+    if (recheck && fd >= 0 && unotify_id_valid(o->listener, o->id) != 0) {
+        close(fd);
+        fd = -ESRCH;
+    }
+    if (creds_target(&o->em->creds, &o->t.creds) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return -EACCES;
+    }
+    return fd;
+}
+
 static int magic_cb(void *ud, int kind, int n)
 {
     struct op *o = ud;
@@ -247,22 +267,12 @@ static int magic_cb(void *ud, int kind, int n)
             snprintf(path, sizeof path, "/proc/%d/cwd", (int)o->t.tid);
             fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
             fd = fd < 0 ? -errno : fd;
-            /* Opened by tid after the first check: make sure it is still
-             * the same task. */
-            if (fd >= 0 && unotify_id_valid(o->listener, o->id) != 0) {
-                close(fd);
-                fd = -ESRCH;
-            }
+            return back_to_target(o, fd, 1); /* opened by tid: same task? */
         }
     } else {
         fd = r;
     }
-    if (creds_target(&o->em->creds, &o->t.creds) < 0) {
-        if (fd >= 0)
-            close(fd);
-        return -EACCES;
-    }
-    return fd;
+    return back_to_target(o, fd, 0);
 }
 
 /* start: an fd to start relative paths from (borrowed) or -1. */
@@ -362,19 +372,9 @@ static int open_ctty(struct op *o)
             }
             close(dfd);
         }
-        if (found >= 0 && unotify_id_valid(o->listener, o->id) != 0) {
-            close(found);
-            found = -ESRCH;
-        }
-    } else {
-        found = r;
+        return back_to_target(o, found, 1); /* found through the tid: same task? */
     }
-    if (creds_target(&o->em->creds, &o->t.creds) < 0) {
-        if (found >= 0)
-            close(found);
-        return -EACCES;
-    }
-    return found;
+    return back_to_target(o, r, 0);
 }
 
 /* ------------------------------------------------------------------ */
