@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "guard/guard.h"
 #include "policy/lists.h"
 
@@ -52,45 +53,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int send_fd(int sock, int fd)
-{
-    char b = 'L';
-    struct iovec iov = {&b, 1};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr a;
-    } u;
-    memset(&u, 0, sizeof u);
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sock)
-{
-    char b;
-    struct iovec iov = {&b, 1};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr a;
-    } u;
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf};
-    if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1)
-        return -1;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    if (!c || c->cmsg_type != SCM_RIGHTS)
-        return -1;
-    int fd;
-    memcpy(&fd, CMSG_DATA(c), sizeof fd);
-    return fd;
 }
 
 /* ---- workloads (in the child; return seconds of the timed part) ---- */
@@ -185,7 +147,7 @@ static double run(workload_fn fn, int guarded, struct guard_stats *st)
             struct guard_filter_cfg cfg = {.notify = 1, .trap_mkdir = 1};
             int lfd;
             char err[256];
-            if (guard_filter_install(&cfg, &lfd, err, sizeof err) != 0 || send_fd(sv[1], lfd) < 0)
+            if (guard_filter_install(&cfg, &lfd, err, sizeof err) != 0 || fdpass_send(sv[1], lfd) < 0)
                 _exit(2);
             close(lfd);
         }
@@ -198,7 +160,7 @@ static double run(workload_fn fn, int guarded, struct guard_stats *st)
     struct guard_supervisor *g = NULL;
     char err[256];
     if (guarded) {
-        int lfd = recv_fd(sv[0]);
+        int lfd = fdpass_recv(sv[0], -1);
         if (lfd < 0 ||
             guard_supervisor_new_with_paths(base, globs, rules, nrules, NULL, NULL, &g, err,
                                             sizeof err) != 0 ||

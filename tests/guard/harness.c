@@ -29,55 +29,10 @@
 #include <unistd.h>
 
 #include "guard/guard.h"
+#include "fdpass.h"
 #include "harness.h"
 
 static const char *const globs[] = {".env", "*.key", "*.pem", "secrets/", NULL};
-
-/* ------------------------------------------------------------------ */
-/* fd passing                                                           */
-/* ------------------------------------------------------------------ */
-
-static int send_fd(int sock, int fd)
-{
-    char byte = 'L';
-    struct iovec iov = {&byte, 1};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } u;
-    memset(&u, 0, sizeof u);
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sock, int timeout_ms)
-{
-    struct pollfd p = {sock, POLLIN, 0};
-    if (poll(&p, 1, timeout_ms) != 1)
-        return -1;
-    char byte;
-    struct iovec iov = {&byte, 1};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } u;
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf};
-    if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1)
-        return -1;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    if (!c || c->cmsg_type != SCM_RIGHTS)
-        return -1;
-    int fd;
-    memcpy(&fd, CMSG_DATA(c), sizeof fd);
-    return fd;
-}
 
 /* ------------------------------------------------------------------ */
 /* Child side                                                           */
@@ -105,7 +60,7 @@ static int child_main(const char *name, int sock, int naive)
     }
     if (naive)
         lfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (send_fd(sock, lfd) < 0)
+    if (fdpass_send(sock, lfd) < 0)
         return 2;
     close(lfd); /* before any untrusted code runs */
     if (sc->kill_supervisor) {
@@ -363,7 +318,7 @@ static int run_one(const char *self, const struct scenario *sc, int bwrap)
     oev = event_new(base, out[0], EV_READ | EV_PERSIST, on_output, &oev);
     event_add(oev, NULL);
     int status = -1;
-    int lfd = recv_fd(sv[0], 30000);
+    int lfd = fdpass_recv(sv[0], 30000);
     if (lfd < 0) {
         fprintf(stderr, "  no listener from the child\n");
         fail = 1;
