@@ -111,6 +111,16 @@ static int check_glob(struct op *o, const struct res_out *r, int kind, const cha
 static int deny_rule(struct op *o, int rc, const char *which, const char *action,
                      const char *where, const char *argpath)
 {
+    if (rc == -EACCES && which) {
+        /* The sandbox made a directory on the way unsearchable: what it
+         * holds below cannot be told apart from the protected path. */
+        EMU_COUNT(o->em, denied);
+        report(o, action, where,
+               "%s(\"%s\") by pid %d: protected path %s cannot be looked up (%s): refused",
+               o->call, argpath, (int)o->t.tid, which, strerror(EACCES));
+        answer(o, 0, EACCES);
+        return 1;
+    }
     if (rc < 0) {
         fail(o, action, where, "checking protected paths", rc);
         return 1;

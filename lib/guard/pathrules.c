@@ -305,10 +305,10 @@ static int check_rule(struct path_rule *r, const struct walk *w)
         int next = openat(node, r->comp[k], O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (next < 0) {
             /* Missing (or a file in the way): nothing deeper exists now.
-             * Not searchable by the caller (we hold its credentials): it
-             * cannot reach anything deeper either, so this rule is not the
-             * one to refuse it (a session-wide denial would be). */
-            rc = errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : -errno;
+             * Anything else denies, EACCES included: the sandbox owns the
+             * chain's directories and may make one unsearchable while it
+             * holds an fd to the protected directory below it. */
+            rc = errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
             goto out;
         }
         if (owned >= 0)

@@ -671,6 +671,25 @@ const struct scenario guard_scenarios[] = {
      "echo d > .git/description",
      "file-write-create", "pre-commit", {"guarded/.git/description"}, 0, 0,
      "mkdir -p guarded/.git/hooks guarded/.vscode && echo orig > guarded/.git/config"},
+    /* An unsearchable chain node (the sandbox owns it and may chmod it)
+     * must not make the rule look the other way: a directory fd held
+     * from before still names the protected directory. */
+    {"protected-chmod-ancestor", NULL,
+     "cd guarded && if /usr/bin/python3 -c \""
+     "import os, sys\n"
+     "made = []\n"
+     "for held, parent, name in (('.git/hooks', '.git', 'pre-commit'), ('.vscode', '.', 'tasks.json')):\n"
+     "    h = os.open(held, os.O_PATH | os.O_DIRECTORY)\n"
+     "    os.chmod(parent, 0)\n"
+     "    try:\n"
+     "        os.close(os.open(name, os.O_CREAT | os.O_WRONLY, 0o755, dir_fd=h)); made.append(name)\n"
+     "    except OSError:\n"
+     "        pass\n"
+     "    os.chmod(parent, 0o755)\n"
+     "sys.exit(1 if made else 0)\"; then :; else exit 1; fi; "
+     "test ! -e .git/hooks/pre-commit && test ! -e .vscode/tasks.json",
+     "file-write-create", "pre-commit", {NULL}, NEEDS_PYTHON, 0,
+     "mkdir -p guarded/.git/hooks guarded/.vscode"},
     {"protected-magic-fd", NULL,
      "cd guarded && if /usr/bin/python3 -c \""
      "import os; p = os.open('.git/config', os.O_PATH); "
