@@ -680,12 +680,13 @@ const struct scenario guard_scenarios[] = {
      "made = []\n"
      "for held, parent, name in (('.git/hooks', '.git', 'pre-commit'), ('.vscode', '.', 'tasks.json')):\n"
      "    h = os.open(held, os.O_PATH | os.O_DIRECTORY)\n"
-     "    os.chmod(parent, 0)\n"
+     "    p = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)\n"
+     "    os.fchmod(p, 0)\n"
      "    try:\n"
      "        os.close(os.open(name, os.O_CREAT | os.O_WRONLY, 0o755, dir_fd=h)); made.append(name)\n"
      "    except OSError:\n"
      "        pass\n"
-     "    os.chmod(parent, 0o755)\n"
+     "    os.fchmod(p, 0o755)\n"
      "sys.exit(1 if made else 0)\"; then :; else exit 1; fi; "
      "test ! -e .git/hooks/pre-commit && test ! -e .vscode/tasks.json",
      "file-write-create", "pre-commit", {NULL}, NEEDS_PYTHON, 0,
