@@ -42,15 +42,18 @@
 static int real_kind(const char *path, void *ud)
 {
     mode_t mode;
+    int r;
     if (ud) {
-        if (rpmemo_lstat(ud, path, &mode) < 0)
-            return BWRAP_KIND_MISSING;
+        r = rpmemo_lstat(ud, path, &mode);
     } else {
         struct stat st;
-        if (lstat(path, &st) < 0)
-            return BWRAP_KIND_MISSING;
+        r = lstat(path, &st) < 0 ? -errno : 0;
         mode = st.st_mode;
     }
+    if (r == -ENOENT || r == -ENOTDIR)
+        return BWRAP_KIND_MISSING;
+    if (r < 0)
+        return BWRAP_KIND_UNKNOWN;
     if (S_ISLNK(mode))
         return BWRAP_KIND_SYMLINK;
     return S_ISDIR(mode) ? BWRAP_KIND_DIR : BWRAP_KIND_FILE;
@@ -431,6 +434,15 @@ static int add_entry(struct builder *b, struct entry **v, size_t *n, const char 
     return 0;
 }
 
+static int fail_unknown(struct builder *b, const char *what, const char *path,
+                        const char *host)
+{
+    return errf(b->err, b->errlen, CCSB_E_POLICY,
+                "%s %s: %s cannot be examined (no permission, a loop, or an I/O error); "
+                "the rule could not be enforced, so nothing is launched (fix its permissions)",
+                what, path, host);
+}
+
 static int fail_symlink(struct builder *b, const char *path, const char *link)
 {
     return errf(b->err, b->errlen, CCSB_E_POLICY,
@@ -523,7 +535,9 @@ static int protect_guest(struct builder *b, const char *path, const char *g)
         }
         int kind = b->h->kind(host, b->h->ud);
         int last = next == NULL;
-        if (kind == BWRAP_KIND_SYMLINK) {
+        if (kind == BWRAP_KIND_UNKNOWN) {
+            r = fail_unknown(b, "deny-write", path, host);
+        } else if (kind == BWRAP_KIND_SYMLINK) {
             r = fail_symlink(b, path, host);
         } else if (kind == BWRAP_KIND_MISSING && b->o->have_guard && !is_secret(b, host)) {
             /* The guard refuses the name (and anything under it) instead:
@@ -645,6 +659,10 @@ static int mask_spelling(struct builder *b, const struct policy_path *pp, const 
     int r = guests_of(b, s, &guests);
     for (size_t i = 0; i < guests.n && !r; i++) {
         int kind = b->h->kind(s, b->h->ud);
+        if (kind == BWRAP_KIND_UNKNOWN) {
+            r = fail_unknown(b, "deny-read", pp->path, s);
+            break;
+        }
         if (kind == BWRAP_KIND_DIR)
             r = add_entry(b, &b->masks, &b->nmasks, guests.v[i], NULL, 1);
         else if (kind == BWRAP_KIND_FILE)

@@ -21,9 +21,14 @@ struct ccsb_policy;
 #define BWRAP_KIND_FILE 1
 #define BWRAP_KIND_DIR 2
 #define BWRAP_KIND_SYMLINK 3
+/* It cannot be told (EACCES, ELOOP, EIO, ...): a rule about it fails the
+ * plan rather than treat it as missing (the sandbox may own what made it
+ * unreadable, and undo that once inside). */
+#define BWRAP_KIND_UNKNOWN 4
 
 struct bwrap_host_ops {
-    /* lstat-like: BWRAP_KIND_* of path (no symlink following). */
+    /* lstat-like: BWRAP_KIND_* of path (no symlink following); MISSING
+     * only for ENOENT and ENOTDIR. */
     int (*kind)(const char *path, void *ud);
     /* readlink of a symlink (malloc'd) or NULL. */
     char *(*readlink)(const char *path, void *ud);

@@ -316,6 +316,31 @@ START_TEST(deny_write_missing_held_by_guard)
 }
 END_TEST
 
+/* A path that cannot be examined is not "missing": the plan fails. */
+START_TEST(unexaminable_protected_path_fails_closed)
+{
+    static const struct fake_entry fs[] = {
+        {"/usr", BWRAP_KIND_DIR, NULL}, {"/etc", BWRAP_KIND_DIR, NULL},
+        {"/w", BWRAP_KIND_DIR, NULL},   {"/w/.git", BWRAP_KIND_UNKNOWN, NULL},
+        {"/home/u", BWRAP_KIND_DIR, NULL}, {"/home/u/.ssh", BWRAP_KIND_UNKNOWN, NULL},
+        {NULL, 0, NULL},
+    };
+    g_fs = fs;
+    add_mount("/w", "/w", 1);
+    add_path(&pol.deny_write, "/w/.git/config", NULL);
+    struct bwrap_opts o = {.helper_path = "/h", .host = &fake_host, .have_guard = 1};
+    ck_assert_int_eq(bwrap_plan_build(&pol, &o, &plan, err, sizeof err), CCSB_E_POLICY);
+    ck_assert_ptr_nonnull(strstr(err, "/w/.git cannot be examined"));
+    teardown();
+    setup();
+    g_fs = fs;
+    add_mount("/home/u", "/home/u", 0);
+    add_path(&pol.deny_read, "/home/u/.ssh", NULL);
+    ck_assert_int_eq(bwrap_plan_build(&pol, &o, &plan, err, sizeof err), CCSB_E_POLICY);
+    ck_assert_ptr_nonnull(strstr(err, "deny-read /home/u/.ssh"));
+}
+END_TEST
+
 START_TEST(deny_write_in_read_only_mount_is_noop)
 {
     add_mount("/w", "/w", 0);
@@ -528,6 +553,7 @@ static Suite *suite(void)
     tcase_add_test(tc, deny_write_existing_pins_ancestors);
     tcase_add_test(tc, deny_write_missing_gets_placeholders);
     tcase_add_test(tc, deny_write_missing_held_by_guard);
+    tcase_add_test(tc, unexaminable_protected_path_fails_closed);
     tcase_add_test(tc, deny_write_in_read_only_mount_is_noop);
     tcase_add_test(tc, deny_write_guest_spelling_differs);
     tcase_add_test(tc, symlink_in_writable_root_fails_closed);
