@@ -970,17 +970,31 @@ START_TEST(stdin_errors_say_what_happened)
 }
 END_TEST
 
+/* Like a daemon: 0-2 closed (kept aside in saved[] for restore_stdio). */
+static void close_stdio(int saved[3])
+{
+    for (int i = 0; i < 3; i++) {
+        saved[i] = fcntl(i, F_DUPFD_CLOEXEC, 10);
+        ck_assert_int_ge(saved[i], 0);
+        close(i);
+    }
+}
+
+static void restore_stdio(const int saved[3])
+{
+    for (int i = 0; i < 3; i++) {
+        dup2(saved[i], i);
+        close(saved[i]);
+    }
+}
+
 START_TEST(host_with_stdio_closed)
 {
     /* A daemon that closed 0-2: the library's own descriptors must not take
      * those numbers, where the host's next perror() or read(0) would hit
      * them. Everything still works. */
     int saved[3];
-    for (int i = 0; i < 3; i++) {
-        saved[i] = fcntl(i, F_DUPFD_CLOEXEC, 10);
-        ck_assert_int_ge(saved[i], 0);
-        close(i);
-    }
+    close_stdio(saved);
     ccsb_ctx *ctx = NULL;
     int r = ccsb_ctx_new(&ctx, NULL, 0);
     ccsb_session *s = r == 0 ? launch_none(ctx, NULL) : NULL;
@@ -1002,10 +1016,7 @@ START_TEST(host_with_stdio_closed)
         wait_exit(ctx, id, &res, 5000);
     ccsb_session_destroy(s);
     ccsb_ctx_free(ctx);
-    for (int i = 0; i < 3; i++) {
-        dup2(saved[i], i);
-        close(saved[i]);
-    }
+    restore_stdio(saved);
     ck_assert_int_eq(r, 0);
     ck_assert_int_eq(er, 0);
     ck_assert_msg(!taken[0] && !taken[1] && !taken[2], "library fds took 0-2: %d %d %d",
@@ -1027,11 +1038,7 @@ START_TEST(proxy_sockets_avoid_closed_stdio)
         return;
     }
     int saved[3];
-    for (int i = 0; i < 3; i++) {
-        saved[i] = fcntl(i, F_DUPFD_CLOEXEC, 10);
-        ck_assert_int_ge(saved[i], 0);
-        close(i);
-    }
+    close_stdio(saved);
     ccsb_ctx *ctx = NULL;
     int r = ccsb_ctx_new(&ctx, NULL, 0);
     ccsb_spec *spec = NULL;
@@ -1084,10 +1091,7 @@ START_TEST(proxy_sockets_avoid_closed_stdio)
     }
     ccsb_session_destroy(s);
     ccsb_ctx_free(ctx);
-    for (int i = 0; i < 3; i++) {
-        dup2(saved[i], i);
-        close(saved[i]);
-    }
+    restore_stdio(saved);
     ck_assert_int_eq(r, 0);
     ck_assert_int_eq(er, 0);
     ck_assert_msg(strstr(res.out, "held") != NULL, "out '%s' err '%s'", res.out, res.err);
