@@ -639,71 +639,43 @@ static void finish(struct op *o, int rc)
     answer(o, 0, 0);
 }
 
-static void do_mknod(struct op *o, int dirfd, int pathi, mode_t mode, dev_t dev)
-{
-    const char *act = "file-write-create";
-    char path[PATH_MAX];
-    if (get_path(o, pathi, path, act) < 0 || prepare_start(o, dirfd, path, act) < 0)
-        return;
-    if (!still_valid(o) || become_target(o, act) < 0)
-        return;
-    struct res_out r;
-    if (resolve_new(o, dirfd, path, &r, EEXIST, 0) < 0)
-        return;
-    if (check_new(o, &r, GLOB_FILE, act, path)) {
-        res_out_close(&r);
-        return;
-    }
-    if ((mode & S_IFMT) == 0 || S_ISREG(mode))
-        mode &= ~(mode_t)(S_ISUID | S_ISGID);
-    int rc = mknodat(r.parentfd, r.name, mode, dev);
-    int e = errno;
-    res_out_close(&r);
-    errno = e;
-    finish(o, rc);
-}
+#define NEW_NODE 0    /* mknod, mkfifo */
+#define NEW_DIR 1     /* mkdir */
+#define NEW_SYMLINK 2 /* symlink: the link's text at argument texti */
 
-static void do_mkdir(struct op *o, int dirfd, int pathi, mode_t mode)
-{
-    const char *act = "file-write-create";
-    char path[PATH_MAX];
-    if (get_path(o, pathi, path, act) < 0 || prepare_start(o, dirfd, path, act) < 0)
-        return;
-    if (!still_valid(o) || become_target(o, act) < 0)
-        return;
-    struct res_out r;
-    if (resolve_new(o, dirfd, path, &r, EEXIST, 1) < 0)
-        return;
-    if (check_new(o, &r, GLOB_DIR, act, path)) {
-        res_out_close(&r);
-        return;
-    }
-    int rc = mkdirat(r.parentfd, r.name, mode);
-    int e = errno;
-    res_out_close(&r);
-    errno = e;
-    finish(o, rc);
-}
-
-static void do_symlink(struct op *o, int texti, int dirfd, int pathi)
+/* mknod, mkdir, symlink: one new name, resolved and checked, then made on
+ * the pinned parent. */
+static void do_create(struct op *o, int what, int dirfd, int pathi, int texti, mode_t mode,
+                      dev_t dev)
 {
     const char *act = "file-write-create";
     char text[PATH_MAX], path[PATH_MAX];
-    if (get_path(o, texti, text, act) < 0 || get_path(o, pathi, path, act) < 0 ||
-        prepare_start(o, dirfd, path, act) < 0)
+    if ((what == NEW_SYMLINK && get_path(o, texti, text, act) < 0) ||
+        get_path(o, pathi, path, act) < 0 || prepare_start(o, dirfd, path, act) < 0)
         return;
     if (!still_valid(o) || become_target(o, act) < 0)
         return;
-    if (!text[0])
+    if (what == NEW_SYMLINK && !text[0])
         return answer(o, 0, ENOENT);
     struct res_out r;
-    if (resolve_new(o, dirfd, path, &r, EEXIST, 0) < 0)
+    if (resolve_new(o, dirfd, path, &r, EEXIST, what == NEW_DIR) < 0)
         return;
-    if (check_new(o, &r, GLOB_ANY, act, path)) {
+    /* a symlink's type cannot be pinned: every glob applies */
+    int kind = what == NEW_DIR ? GLOB_DIR : what == NEW_SYMLINK ? GLOB_ANY : GLOB_FILE;
+    if (check_new(o, &r, kind, act, path)) {
         res_out_close(&r);
         return;
     }
-    int rc = symlinkat(text, r.parentfd, r.name);
+    int rc;
+    if (what == NEW_DIR) {
+        rc = mkdirat(r.parentfd, r.name, mode);
+    } else if (what == NEW_SYMLINK) {
+        rc = symlinkat(text, r.parentfd, r.name);
+    } else {
+        if ((mode & S_IFMT) == 0 || S_ISREG(mode))
+            mode &= ~(mode_t)(S_ISUID | S_ISGID);
+        rc = mknodat(r.parentfd, r.name, mode, dev);
+    }
     int e = errno;
     res_out_close(&r);
     errno = e;
@@ -1099,32 +1071,33 @@ void emu_handle(struct emu *em, int listener, uint64_t tag, const struct seccomp
 #ifdef __NR_mknod
     case __NR_mknod:
         o.call = "mknod";
-        do_mknod(&o, AT_FDCWD, 0, (mode_t)d->args[1], (dev_t)(uint32_t)d->args[2]);
+        do_create(&o, NEW_NODE, AT_FDCWD, 0, -1, (mode_t)d->args[1], (dev_t)(uint32_t)d->args[2]);
         break;
 #endif
     case __NR_mknodat:
         o.call = "mknodat";
-        do_mknod(&o, arg_int(&o, 0), 1, (mode_t)d->args[2], (dev_t)(uint32_t)d->args[3]);
+        do_create(&o, NEW_NODE, arg_int(&o, 0), 1, -1, (mode_t)d->args[2],
+                  (dev_t)(uint32_t)d->args[3]);
         break;
 #ifdef __NR_mkdir
     case __NR_mkdir:
         o.call = "mkdir";
-        do_mkdir(&o, AT_FDCWD, 0, (mode_t)d->args[1]);
+        do_create(&o, NEW_DIR, AT_FDCWD, 0, -1, (mode_t)d->args[1], 0);
         break;
 #endif
     case __NR_mkdirat:
         o.call = "mkdirat";
-        do_mkdir(&o, arg_int(&o, 0), 1, (mode_t)d->args[2]);
+        do_create(&o, NEW_DIR, arg_int(&o, 0), 1, -1, (mode_t)d->args[2], 0);
         break;
 #ifdef __NR_symlink
     case __NR_symlink:
         o.call = "symlink";
-        do_symlink(&o, 0, AT_FDCWD, 1);
+        do_create(&o, NEW_SYMLINK, AT_FDCWD, 1, 0, 0, 0);
         break;
 #endif
     case __NR_symlinkat:
         o.call = "symlinkat";
-        do_symlink(&o, 0, arg_int(&o, 1), 2);
+        do_create(&o, NEW_SYMLINK, arg_int(&o, 1), 2, 0, 0, 0);
         break;
 #ifdef __NR_link
     case __NR_link:
