@@ -351,6 +351,17 @@ CCSB_API int ccsb_spec_set_pids_max(ccsb_spec *spec, uint32_t count);
  */
 CCSB_API int ccsb_launch(ccsb_ctx *ctx, const ccsb_spec *spec, ccsb_session **out);
 
+/*
+ * ccsb_launch, then ccsb_exec of req, as one call: the command goes out with
+ * the launch and starts the moment the sandbox is ready (no round trip in
+ * between), so a one-shot run costs less. Events: those of ccsb_launch,
+ * then the command's. Either both succeed, or nothing is left running: if
+ * the command cannot start, the session is stopped and freed and the
+ * context's message says why. req is not kept.
+ */
+CCSB_API int ccsb_launch_exec(ccsb_ctx *ctx, const ccsb_spec *spec, const ccsb_exec_req *req,
+                              ccsb_session **out, uint64_t *out_exec_id);
+
 /* Kills every process of the session; state becomes destroyed.
  * CCSB_E_REENTRANT from inside a callback of the context. */
 CCSB_API int ccsb_session_stop(ccsb_session *s);

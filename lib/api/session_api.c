@@ -24,7 +24,21 @@ CCSB_API int ccsb_launch(ccsb_ctx *ctx, const ccsb_spec *spec, ccsb_session **ou
     *out = NULL;
     if (!spec)
         return ctx_err(ctx, CCSB_E_INVAL, "spec: NULL");
-    return session_launch(ctx, spec, out);
+    return session_launch(ctx, spec, NULL, out, NULL);
+}
+
+CCSB_API int ccsb_launch_exec(ccsb_ctx *ctx, const ccsb_spec *spec, const ccsb_exec_req *req,
+                              ccsb_session **out, uint64_t *out_exec_id)
+{
+    if (!ctx || !out || !out_exec_id)
+        return CCSB_E_INVAL;
+    *out = NULL;
+    *out_exec_id = 0;
+    if (!spec)
+        return ctx_err(ctx, CCSB_E_INVAL, "spec: NULL");
+    if (!req)
+        return ctx_err(ctx, CCSB_E_INVAL, "req: NULL");
+    return session_launch(ctx, spec, req, out, out_exec_id);
 }
 
 static int stop_on_loop(void *arg)

@@ -38,6 +38,11 @@ struct backend_ops {
      */
     int (*exec)(struct ccsb_session *s, struct exec *x, const struct ccsb_exec_req *req,
                 int child_in, int child_out, int child_err, char *err, size_t errlen);
+    /* Optional. The launch may send s->first ahead (then it sets
+     * s->first_sent); once attached, the core calls this instead of exec
+     * to wait until it started. Same contract as exec otherwise. */
+    int (*exec_finish)(struct ccsb_session *s, struct exec *x, const struct ccsb_exec_req *req,
+                       char *err, size_t errlen);
     /* Signal the exec's whole process group. */
     int (*kill_exec)(struct ccsb_session *s, struct exec *x, int sig);
     int (*resize_pty)(struct ccsb_session *s, struct exec *x, unsigned rows, unsigned cols);

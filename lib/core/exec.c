@@ -276,14 +276,10 @@ fail:;
     return CCSB_E_IO;
 }
 
-int exec_start(struct ccsb_session *s, const struct ccsb_exec_req *req, uint64_t *out_id,
-               char *err, size_t errlen)
+int exec_prepare(struct ccsb_session *s, const struct ccsb_exec_req *req, struct exec **out,
+                 int child[3], char *err, size_t errlen)
 {
-    if (s->state != CCSB_STATE_WARM && s->state != CCSB_STATE_ACTIVE) {
-        snprintf(err, errlen, "the session is %s; exec needs a warm or active session",
-                 ccsb_state_name(s->state));
-        return CCSB_E_STATE;
-    }
+    *out = NULL;
     if (req->argv.n == 0) {
         snprintf(err, errlen, "argv: empty");
         return CCSB_E_INVAL;
@@ -294,11 +290,10 @@ int exec_start(struct ccsb_session *s, const struct ccsb_exec_req *req, uint64_t
         return CCSB_E_NOMEM;
     }
     x->s = s;
-    x->id = ++s->next_exec_id;
     x->pty = req->pty;
     x->in_fd = x->out_fd = x->err_fd = -1;
-    int h[3], c[3];
-    int r = make_stdio(req, h, c, err, errlen);
+    int h[3];
+    int r = make_stdio(req, h, child, err, errlen);
     if (r < 0) {
         free(x);
         return r;
@@ -306,13 +301,31 @@ int exec_start(struct ccsb_session *s, const struct ccsb_exec_req *req, uint64_t
     x->in_fd = h[0];
     x->out_fd = h[1];
     x->err_fd = h[2];
+    x->id = ++s->next_exec_id;
+    *out = x;
+    return 0;
+}
+
+void exec_discard(struct exec *x, int child[3])
+{
+    for (int i = 0; i < 3; i++)
+        close_fd(&child[i]);
+    if (x)
+        exec_release(x); /* not linked yet: only its memory and fds */
+}
+
+int exec_begin(struct exec *x, const struct ccsb_exec_req *req, int child[3], int sent,
+               char *err, size_t errlen)
+{
+    struct ccsb_session *s = x->s;
     x->next = s->execs;
     s->execs = x;
     x->running = 1;
 
-    r = s->ops->exec(s, x, req, c[0], c[1], c[2], err, errlen);
+    int r = sent ? s->ops->exec_finish(s, x, req, err, errlen)
+                 : s->ops->exec(s, x, req, child[0], child[1], child[2], err, errlen);
     for (int i = 0; i < 3; i++)
-        close_fd(&c[i]);
+        close_fd(&child[i]);
     if (r < 0) {
         x->running = 0;
         exec_release(x);
@@ -339,7 +352,27 @@ int exec_start(struct ccsb_session *s, const struct ccsb_exec_req *req, uint64_t
         evtimer_add(x->timer, &tv);
     }
     session_set_state(s, CCSB_STATE_ACTIVE, "running");
-    *out_id = x->id;
+    return 0;
+}
+
+int exec_start(struct ccsb_session *s, const struct ccsb_exec_req *req, uint64_t *out_id,
+               char *err, size_t errlen)
+{
+    if (s->state != CCSB_STATE_WARM && s->state != CCSB_STATE_ACTIVE) {
+        snprintf(err, errlen, "the session is %s; exec needs a warm or active session",
+                 ccsb_state_name(s->state));
+        return CCSB_E_STATE;
+    }
+    struct exec *x;
+    int child[3];
+    int r = exec_prepare(s, req, &x, child, err, errlen);
+    if (r < 0)
+        return r;
+    uint64_t id = x->id;
+    r = exec_begin(x, req, child, 0, err, errlen);
+    if (r < 0)
+        return r;
+    *out_id = id;
     return 0;
 }
 

@@ -33,6 +33,7 @@
 #include "core/ctx_internal.h"
 #include "core/event.h"
 #include "core/exec.h"
+#include "core/exec_req.h"
 #include "core/probe.h"
 #include "policy/policy.h"
 #include "spec/spec.h"
@@ -246,6 +247,8 @@ static void on_session_timeout(evutil_socket_t fd, short what, void *arg)
 struct attach_args {
     struct ccsb_session *s;
     const char *note;
+    uint64_t *first_id;
+    int first_failed; /* attached, but the first command did not start */
     char err[512];
 };
 
@@ -287,6 +290,19 @@ static int attach_on_loop(void *arg)
     }
     session_set_state(s, CCSB_STATE_WARM, "warm");
     emit_simple(s, CCSB_EVENT_READY, s->ops->name);
+    if (s->first) {
+        struct exec *x = s->first;
+        s->first = NULL;
+        *a->first_id = x->id;
+        int r = exec_begin(x, s->first_req, s->first_child, s->first_sent, a->err,
+                           sizeof a->err);
+        if (r < 0) {
+            *a->first_id = 0;
+            a->first_failed = 1;
+            session_stop_on_loop(s);
+            return r;
+        }
+    }
     return 0;
 }
 
@@ -302,15 +318,30 @@ static void session_free_memory(struct ccsb_session *s)
     free(s);
 }
 
+/* Undoes a launch that did not attach: nothing of it is on the loop. */
+static void launch_undo(struct ccsb_session *s)
+{
+    if (s->first) {
+        exec_discard(s->first, s->first_child);
+        s->first = NULL;
+    }
+    session_free_memory(s);
+}
+
 int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
-                   struct ccsb_session **out)
+                   const struct ccsb_exec_req *first, struct ccsb_session **out,
+                   uint64_t *first_id)
 {
     char err[1024] = "";
     *out = NULL;
+    if (first_id)
+        *first_id = 0;
     if (ctx->dead)
         return ctx_err(ctx, CCSB_E_STATE, "the context was freed");
     if (spec_validate(spec, err, sizeof err) < 0)
         return ctx_err(ctx, CCSB_E_SPEC, "%s", err);
+    if (first && first->argv.n == 0)
+        return ctx_err(ctx, CCSB_E_INVAL, "argv: empty");
 
     int backend = CCSB_BACKEND_NONE;
     const struct backend_ops *ops = NULL;
@@ -328,6 +359,7 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
     s->backend = backend;
     s->ops = ops;
     s->state = CCSB_STATE_CREATED;
+    s->first_child[0] = s->first_child[1] = s->first_child[2] = -1;
     r = ccsb_spec_copy(spec, &s->spec);
     if (r < 0) {
         s->ops = NULL;
@@ -348,10 +380,14 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
         ops->prestart(s);
     struct policy_host host = {.home = getenv("HOME")};
     r = policy_build(s->spec, &host, &s->policy, err, sizeof err);
+    if (r == 0 && first) {
+        r = exec_prepare(s, first, &s->first, s->first_child, err, sizeof err);
+        s->first_req = first;
+    }
     if (r < 0) {
         if (!s->bdata)
             s->ops = NULL; /* else destroy undoes the prestart */
-        session_free_memory(s);
+        launch_undo(s);
         free(note);
         return ctx_err(ctx, r, "%s", err);
     }
@@ -359,19 +395,25 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
     r = ops->launch(s, err, sizeof err);
     if (r < 0) {
         s->ops = NULL; /* launch cleans up after itself */
-        session_free_memory(s);
+        launch_undo(s);
         free(note);
         return ctx_err(ctx, r, "%s", err);
     }
 
     ctx_ref(ctx);
-    struct attach_args a = {.s = s, .note = note};
+    struct attach_args a = {.s = s, .note = note, .first_id = first_id};
     r = ctx_call(ctx, attach_on_loop, &a);
     free(note);
+    if (r < 0 && a.first_failed) {
+        /* Attached and stopped: the loop owns it until destroyed. */
+        session_destroy(s);
+        return ctx_err(ctx, r, "the session started but its first command did not: %s",
+                       *a.err ? a.err : ccsb_strerror(r));
+    }
     if (r < 0) {
         if (ops->stop)
             ops->stop(s);
-        session_free_memory(s);
+        launch_undo(s);
         ctx_unref(ctx);
         return ctx_err(ctx, r, "cannot attach the session to the event loop: %s",
                        *a.err ? a.err : ccsb_strerror(r));

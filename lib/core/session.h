@@ -49,6 +49,13 @@ struct ccsb_session {
     struct event *timer;          /* session wall-clock limit */
     int attached;                 /* registered on the loop */
     int doomed;                   /* destroyed from a callback, freed later */
+    /* ccsb_launch_exec's command, prepared before the launch: a backend
+     * whose launch can send it ahead (ops->exec_finish) does and sets
+     * first_sent; the core starts it once attached. */
+    struct exec *first;
+    const struct ccsb_exec_req *first_req;
+    int first_child[3];
+    int first_sent;
     struct ccsb_session *next;    /* context list */
     struct ccsb_session *doomed_next;
 };
@@ -82,9 +89,13 @@ void session_died(struct ccsb_session *s, const char *why);
 int session_running_execs(const struct ccsb_session *s);
 
 /* Launch (caller's thread): validate, resolve backend, build policy, start,
- * attach. On failure nothing is left running and ctx has the message. */
+ * attach. On failure nothing is left running and ctx has the message.
+ * With first (ccsb_launch_exec) the command starts as the session becomes
+ * ready, its id in *first_id; if it cannot start, the session is gone. */
+struct ccsb_exec_req;
 int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
-                   struct ccsb_session **out);
+                   const struct ccsb_exec_req *first, struct ccsb_session **out,
+                   uint64_t *first_id);
 /* Kill everything, report exits, state destroyed (loop thread). */
 int session_stop_on_loop(struct ccsb_session *s);
 /* Stop if needed and free (any thread). */

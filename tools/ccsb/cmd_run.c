@@ -200,14 +200,9 @@ static int run_common(int argc, char **argv, int shell)
         fprintf(stderr, "ccsb: %s\n", err);
         goto out;
     }
-    int r = ccsb_launch(d.ctx, o.spec, &d.s);
-    if (r < 0) {
-        fprintf(stderr, "ccsb: cannot start the sandbox: %s\n", ccsb_ctx_errmsg(d.ctx));
-        drain(&d);
-        goto out;
-    }
     if (ccsb_exec_req_new(&req) < 0)
         goto out;
+    int r;
     if (shell) {
         const char *sh_argv[] = {"/bin/sh", "-i"};
         if (access("/bin/bash", X_OK) == 0)
@@ -258,9 +253,12 @@ static int run_common(int argc, char **argv, int shell)
         d.in_open = 1;
     }
 
-    r = ccsb_exec(d.s, req, &d.exec_id);
+    /* One call: the command goes out with the launch. */
+    r = ccsb_launch_exec(d.ctx, o.spec, req, &d.s, &d.exec_id);
     if (r < 0) {
-        fprintf(stderr, "ccsb: cannot start the command: %s\n", ccsb_ctx_errmsg(d.ctx));
+        fprintf(stderr, "ccsb: cannot run the command in a sandbox: %s\n",
+                ccsb_ctx_errmsg(d.ctx));
+        drain(&d);
         d.exit_status = CLI_EXIT_CANNOT_START;
         goto out;
     }
