@@ -220,9 +220,12 @@ static int forced_env(struct ccsb_session *s, struct bwrap_session *bs, struct s
 {
     int r = strv_push(f, "TMPDIR=/tmp") | strv_push(f, "CCSB_SANDBOX=bubblewrap") |
             strv_pushf(f, "HOME=%s", bs->home);
-    if (bs->egress) {
-        char *http = egress_pair_proxy_url(bs->egress, "http");
-        char *socks = egress_pair_proxy_url(bs->egress, "socks5h");
+    if (bs->http_port && bs->socks_port) {
+        /* The ports are the host's choice, fixed before the launch (a
+         * command may be sent ahead of READY). Inside, the proxies need no
+         * credential: the listeners live in the sandbox's own network. */
+        char *http = egress_proxy_url("http", NULL, (uint16_t)bs->http_port);
+        char *socks = egress_proxy_url("socks5h", NULL, (uint16_t)bs->socks_port);
         /* Loopback names go direct, to the sandbox's own loopback (its dev
          * servers), unless the allowlist names the host's loopback: then
          * the user asked to reach host services (compose, a local API) and
@@ -246,17 +249,17 @@ static int forced_env(struct ccsb_session *s, struct bwrap_session *bs, struct s
     return r ? -1 : 0;
 }
 
-static int bwrap_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_exec_req *req,
-                      int cin, int cout, int cerr, char *err, size_t errlen)
+/* Sends the command to ccsb-init (caller's thread during a launch, else
+ * the loop); bwrap_exec_finish waits until it started. */
+int bwrap_exec_send(struct ccsb_session *s, struct bwrap_session *bs, struct exec *x, const struct ccsb_exec_req *req,
+                    int cin, int cout, int cerr, char *err, size_t errlen)
 {
-    struct bwrap_session *bs = bs_of(s);
     struct strv forced = STRV_INIT, env = STRV_INIT;
     const char *cwd = req->cwd ? req->cwd : s->policy->guest_workdir;
     if (!cwd)
         cwd = spec_workdir(s->spec);
     int r;
-    struct bwrap_exec *be = calloc(1, sizeof *be);
-    if (!be || forced_env(s, bs, &forced) < 0 ||
+    if (forced_env(s, bs, &forced) < 0 ||
         backend_build_env(s, req, environ, (const char *const *)forced.v, &env) < 0) {
         r = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
         goto out;
@@ -290,15 +293,26 @@ static int bwrap_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_
         close(pair[0]);
         close(pair[1]);
     }
-    if (r < 0) {
+    if (r < 0)
         r = errf(err, errlen, CCSB_E_STATE, "the sandbox is not answering: %s",
                  bs->errtail_len ? bs->errtail : "control socket closed");
-        goto out;
-    }
+out:
+    strv_clear(&forced);
+    strv_clear(&env);
+    return r;
+}
+
+static int bwrap_exec_finish(struct ccsb_session *s, struct exec *x,
+                             const struct ccsb_exec_req *req, char *err, size_t errlen)
+{
+    struct bwrap_session *bs = bs_of(s);
+    struct bwrap_exec *be = calloc(1, sizeof *be);
+    if (!be)
+        return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
     struct init_msg rep;
     int master = -1;
-    r = bwrap_wait_reply(bs, x->id, INIT_MSG_STARTED, INIT_MSG_FAILED, &rep, &master,
-                         EXEC_REPLY_TIMEOUT_MS);
+    int r = bwrap_wait_reply(bs, x->id, INIT_MSG_STARTED, INIT_MSG_FAILED, &rep, &master,
+                             EXEC_REPLY_TIMEOUT_MS);
     if (bs->npending && bs->ctrl_ev)
         event_active(bs->ctrl_ev, EV_READ, 0); /* exits read while we waited */
     if (r < 0) {
@@ -338,9 +352,14 @@ static int bwrap_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_
     r = 0;
 out:
     free(be);
-    strv_clear(&forced);
-    strv_clear(&env);
     return r;
+}
+
+static int bwrap_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_exec_req *req,
+                      int cin, int cout, int cerr, char *err, size_t errlen)
+{
+    int r = bwrap_exec_send(s, bs_of(s), x, req, cin, cout, cerr, err, errlen);
+    return r < 0 ? r : bwrap_exec_finish(s, x, req, err, errlen);
 }
 
 static int bwrap_kill_exec(struct ccsb_session *s, struct exec *x, int sig)
@@ -527,6 +546,7 @@ const struct backend_ops backend_bwrap_ops = {
     .launch = bwrap_launch,
     .attach = bwrap_attach,
     .exec = bwrap_exec,
+    .exec_finish = bwrap_exec_finish,
     .kill_exec = bwrap_kill_exec,
     .resize_pty = bwrap_resize,
     .suspend = bwrap_suspend,

@@ -19,6 +19,8 @@
 
 struct event;
 struct ccsb_session;
+struct ccsb_exec_req;
+struct exec;
 struct egress_pair;
 struct guard_program;
 struct guard_supervisor;
@@ -119,6 +121,10 @@ int bwrap_send(struct bwrap_session *bs, const struct init_msg *m, const int *fd
  * spare, every exec forks); bwrap_send_spare sends one on its own.
  */
 int bwrap_spare_pair(int pair[2]);
+/* Sends a command to ccsb-init (bwrap.c); the launch sends ccsb_launch_exec's
+ * first one ahead of READY with it. */
+int bwrap_exec_send(struct ccsb_session *s, struct bwrap_session *bs, struct exec *x, const struct ccsb_exec_req *req,
+                    int cin, int cout, int cerr, char *err, size_t errlen);
 int bwrap_send_spare(struct bwrap_session *bs);
 /*
  * Waits (bounded) for the reply of `type`s matching id; other messages are

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/pidfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -475,8 +476,14 @@ static int wait_ready(struct ccsb_session *s, struct bwrap_session *bs, char *er
                 m.a == INIT_PROTO_VERSION) {
                 bs->listeners[0] = fds[0];
                 bs->listeners[1] = fds[1];
-                bs->http_port = m.b;
-                bs->socks_port = m.c;
+                if (m.b != bs->http_port || m.c != bs->socks_port) {
+                    close(fds[0]);
+                    close(fds[1]);
+                    bs->listeners[0] = bs->listeners[1] = -1;
+                    return errf(err, errlen, CCSB_E_LAUNCH,
+                                "ccsb-init listens on ports %d/%d, not %d/%d", m.b, m.c,
+                                bs->http_port, bs->socks_port);
+                }
                 snprintf(bs->limits_init, sizeof bs->limits_init, "%s", m.text);
                 return 0;
             }
@@ -507,6 +514,21 @@ static int wait_ready(struct ccsb_session *s, struct bwrap_session *bs, char *er
             return errf(err, errlen, CCSB_E_LAUNCH, "bubblewrap failed: %s", said);
         }
     }
+}
+
+/* Two distinct ports in the dynamic range (what bind to port 0 would give),
+ * for the proxy listeners inside. */
+static int pick_ports(struct bwrap_session *bs, char *err, size_t errlen)
+{
+    uint16_t rnd[2];
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        return errf(err, errlen, CCSB_E_IO, "getrandom: %s", strerror(errno));
+    enum { LO = 32768, SPAN = 60999 - 32768 + 1 };
+    bs->http_port = LO + rnd[0] % SPAN;
+    bs->socks_port = LO + rnd[1] % (SPAN - 1);
+    if (bs->socks_port >= bs->http_port)
+        bs->socks_port++;
+    return 0;
 }
 
 /* The binaries: bwrap and ccsb-init (never from a writable directory). */
@@ -699,12 +721,19 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
      * a wrong guess starts over (BWRAP_START_AGAIN) before anything ran. */
     int expect_guard = 0;
     int await_guard = bwrap_guard_expect(s->ctx, &expect_guard);
+    /* The proxy ports inside are ours to choose (the sandbox's network is
+     * new and empty): known now, a command can be sent before READY. */
+    r = pick_ports(bs, err, errlen);
+    if (r < 0)
+        goto fail;
     struct bwrap_opts o = {
         .helper_path = bs->helper,
         .session_tmp = NULL, /* a private tmpfs: nothing to clean on the host */
         .rlimit_as = bs->cg.memory ? 0 : p->memory_max,
         .rlimit_nproc = bs->cg.pids ? 0 : p->pids_max,
         .have_guard = expect_guard,
+        .http_port = bs->http_port,
+        .socks_port = bs->socks_port,
     };
     r = bwrap_plan_build(p, &o, &plan, err, errlen);
     if (r < 0)
@@ -779,6 +808,21 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
      * A failed send means the sandbox ended: wait_ready says why. */
     if (!p->pids_max)
         bwrap_send_spare(bs);
+    /* ccsb_launch_exec: the command waits in the channel behind READY. */
+    s->first_sent = 0;
+    if (s->first) {
+        r = bwrap_exec_send(s, bs, s->first, s->first_req, s->first_child[0], s->first_child[1],
+                            s->first_child[2], err, errlen);
+        /* Not sent because the sandbox ended: wait_ready tells why. */
+        if (r == CCSB_E_STATE) {
+            r = wait_ready(s, bs, err, errlen);
+            if (r == 0)
+                r = errf(err, errlen, CCSB_E_LAUNCH, "the sandbox did not take the command");
+        }
+        if (r < 0)
+            goto fail;
+        s->first_sent = 1;
+    }
     r = wait_ready(s, bs, err, errlen);
     if (r < 0)
         goto fail;

@@ -69,6 +69,9 @@ uint16_t egress_pair_socks_port(const struct egress_pair *p);
  * credential. malloc'd; NULL on a bad scheme or ENOMEM.
  */
 char *egress_pair_proxy_url(const struct egress_pair *p, const char *scheme);
+/* The same URL from its parts ("scheme://[cred@]127.0.0.1:port"), for a
+ * backend that knows its ports before the pair exists. */
+char *egress_proxy_url(const char *scheme, const char *cred, uint16_t port);
 /* The credential as "user:password", or NULL when none is required. */
 const char *egress_pair_credential(const struct egress_pair *p);
 

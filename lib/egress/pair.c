@@ -325,17 +325,22 @@ const char *egress_pair_credential(const struct egress_pair *p)
     return (p->http_auth || p->socks_auth) ? p->cred : NULL;
 }
 
+char *egress_proxy_url(const char *scheme, const char *cred, uint16_t port)
+{
+    char *url = NULL;
+    if (asprintf(&url, "%s://%s%s127.0.0.1:%u", scheme, cred ? cred : "", cred ? "@" : "",
+                 (unsigned)port) < 0)
+        return NULL;
+    return url;
+}
+
 char *egress_pair_proxy_url(const struct egress_pair *p, const char *scheme)
 {
     int http = strcmp(scheme, "http") == 0;
     if (!http && strcmp(scheme, "socks5h") != 0 && strcmp(scheme, "socks5") != 0)
         return NULL;
     int auth = http ? p->http_auth : p->socks_auth;
-    char *url = NULL;
-    if (asprintf(&url, "%s://%s%s127.0.0.1:%u", scheme, auth ? p->cred : "", auth ? "@" : "",
-                 (unsigned)(http ? p->http_port : p->socks_port)) < 0)
-        return NULL;
-    return url;
+    return egress_proxy_url(scheme, auth ? p->cred : NULL, http ? p->http_port : p->socks_port);
 }
 
 void egress_pair_stats(const struct egress_pair *p, json_t *obj)

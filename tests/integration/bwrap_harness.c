@@ -32,6 +32,18 @@ int h_launch(struct h *h, const ccsb_spec *spec)
     return ccsb_launch(h->ctx, spec, &h->s);
 }
 
+int h_launch_exec(struct h *h, const ccsb_spec *spec, const ccsb_exec_req *req, uint64_t *id)
+{
+    ck_assert_uint_lt(h->n, H_MAX_EXECS);
+    int r = ccsb_launch_exec(h->ctx, spec, req, &h->s, id);
+    if (r == 0) {
+        struct h_exec *x = &h->execs[h->n++];
+        memset(x, 0, sizeof *x);
+        x->id = *id;
+    }
+    return r;
+}
+
 const char *h_errmsg(struct h *h)
 {
     return ccsb_ctx_errmsg(h->ctx);

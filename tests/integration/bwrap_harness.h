@@ -47,6 +47,9 @@ void h_init(struct h *h);
 /* Launches; returns the ccsb_launch code (0 on success, errmsg in h_errmsg). */
 int h_launch(struct h *h, const ccsb_spec *spec);
 const char *h_errmsg(struct h *h);
+/* ccsb_launch_exec: returns its code; on success *id is the command's exec,
+ * already registered for h_wait/h_exec. */
+int h_launch_exec(struct h *h, const ccsb_spec *spec, const ccsb_exec_req *req, uint64_t *id);
 /* Frees session and context. */
 void h_done(struct h *h);
 

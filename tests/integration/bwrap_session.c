@@ -570,6 +570,123 @@ START_TEST(spare_is_closed_and_expendable)
 }
 END_TEST
 
+static ccsb_exec_req *sh_req(const char *cmd)
+{
+    ccsb_exec_req *req;
+    ck_assert_int_eq(ccsb_exec_req_new(&req), 0);
+    const char *argv[] = {"sh", "-c", cmd};
+    ck_assert_int_eq(ccsb_exec_req_set_argv(req, argv, 3), 0);
+    return req;
+}
+
+/*
+ * ccsb_launch_exec sends the command with the launch, before ccsb-init says
+ * READY: it must run with everything a later exec gets (stdin, the proxy
+ * variables naming the ports the proxies really listen on, the guard), and
+ * the session must go on serving execs afterwards.
+ */
+START_TEST(launch_exec_runs_first_command)
+{
+    ccsb_exec_req *req = sh_req("read line; echo \"got $line\"; echo \"$HTTP_PROXY\"; "
+                                "echo $CCSB_SANDBOX; touch .gitmodules 2>/dev/null || echo REFUSED; exit 4");
+    ck_assert_int_eq(ccsb_exec_req_set_stdin(req, CCSB_STDIN_PIPE), 0);
+    uint64_t id = 0;
+    int r = h_launch_exec(&h, spec, req, &id);
+    ck_assert_msg(r == 0, "launch_exec: %s: %s", ccsb_strerror(r), h_errmsg(&h));
+    ccsb_exec_req_free(req);
+    ck_assert_uint_gt(id, 0);
+    ck_assert_int_eq(ccsb_exec_write_stdin(h.s, id, "hello\n", 6), 6);
+    ck_assert_int_eq(ccsb_exec_close_stdin(h.s, id), 0);
+    ck_assert_int_eq(h_wait(&h, id, 10000), 0);
+    struct h_exec *x = h_exec(&h, id);
+    ck_assert_int_eq(x->code, 4);
+    char *d = NULL;
+    ck_assert_int_eq(ccsb_session_details_json(h.s, &d), 0);
+    const char *p = strstr(d, "\"httpProxyPort\":");
+    ck_assert_ptr_nonnull(p);
+    char want[256];
+    snprintf(want, sizeof want, "got hello\nhttp://127.0.0.1:%d\nbubblewrap\nREFUSED\n",
+             atoi(p + strlen("\"httpProxyPort\":")));
+    ccsb_free(d);
+    ck_assert_str_eq(x->out, want);
+    ck_assert_int_eq(h_exists(path_in(ws, ".gitmodules")), 0);
+    /* the session stays warm and serves the next command */
+    x = h_run(&h, "echo next");
+    ck_assert_int_eq(x->code, 0);
+    ck_assert_str_eq(x->out, "next\n");
+}
+END_TEST
+
+START_TEST(launch_exec_on_a_pty)
+{
+    uint64_t id = 0;
+    ccsb_exec_req *req = sh_req("tty");
+    ck_assert_int_eq(ccsb_exec_req_set_pty(req, 5, 20), 0);
+    ck_assert_int_eq(h_launch_exec(&h, spec, req, &id), 0);
+    ccsb_exec_req_free(req);
+    ck_assert_int_eq(h_wait(&h, id, 10000), 0);
+    ck_assert_ptr_nonnull(strstr(h_exec(&h, id)->out, "/dev/pts/"));
+}
+END_TEST
+
+/* A first command that cannot go out fails the whole call and leaves
+ * nothing: no session, no process, no zombie, nothing on disk. */
+START_TEST(launch_exec_failure_leaves_nothing)
+{
+    char *before = h_snapshot(ws);
+    uint64_t id = 7;
+    ccsb_exec_req *empty;
+    ck_assert_int_eq(ccsb_exec_req_new(&empty), 0);
+    ck_assert_int_eq(h_launch_exec(&h, spec, empty, &id), CCSB_E_INVAL);
+    ck_assert_ptr_nonnull(strstr(h_errmsg(&h), "argv"));
+    ck_assert_ptr_null(h.s);
+    ck_assert_uint_eq(id, 0);
+    ccsb_exec_req_free(empty);
+
+    /* too big for the channel: refused while the sandbox is starting */
+    size_t big = (5u << 20);
+    char *arg = malloc(big + 1);
+    ck_assert_ptr_nonnull(arg);
+    memset(arg, 'a', big);
+    arg[big] = '\0';
+    ccsb_exec_req *req;
+    ck_assert_int_eq(ccsb_exec_req_new(&req), 0);
+    const char *argv[] = {"echo", arg};
+    ck_assert_int_eq(ccsb_exec_req_set_argv(req, argv, 2), 0);
+    free(arg);
+    int r = h_launch_exec(&h, spec, req, &id);
+    ccsb_exec_req_free(req);
+    ck_assert_int_eq(r, CCSB_E_INVAL);
+    ck_assert_ptr_null(h.s);
+    ck_assert_uint_eq(id, 0);
+    ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1); /* ECHILD: bwrap reaped */
+    ck_assert_int_eq(errno, ECHILD);
+
+    /* a spec the policy refuses */
+    ccsb_spec *bad;
+    ccsb_spec_new(&bad);
+    ccsb_spec_set_backend(bad, CCSB_BACKEND_NATIVE);
+    ccsb_spec_add_bind_mount(bad, "/nonexistent-ccsb-it-dir", NULL, 0);
+    req = sh_req("echo never > ran");
+    ck_assert_int_eq(h_launch_exec(&h, bad, req, &id), CCSB_E_POLICY);
+    ck_assert_ptr_null(h.s);
+    ccsb_spec_free(bad);
+    ccsb_exec_req_free(req);
+    ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+    char *after = h_snapshot(ws);
+    ck_assert_str_eq(before, after);
+    free(before);
+    free(after);
+
+    /* the context is still good for a launch that works */
+    req = sh_req("echo ok");
+    ck_assert_int_eq(h_launch_exec(&h, spec, req, &id), 0);
+    ccsb_exec_req_free(req);
+    ck_assert_int_eq(h_wait(&h, id, 10000), 0);
+    ck_assert_str_eq(h_exec(&h, id)->out, "ok\n");
+}
+END_TEST
+
 /*
  * A host that closed its standard streams (a daemon) hands out 0, 1 and 2
  * next: none of the session's descriptors may take them, or the host's own
@@ -700,6 +817,9 @@ static Suite *suite(void)
     tcase_add_test(tc, session_outlives_launching_thread);
     tcase_add_test(tc, closed_stdio_untouched);
     tcase_add_test(tc, guard_program_per_config_in_one_ctx);
+    tcase_add_test(tc, launch_exec_runs_first_command);
+    tcase_add_test(tc, launch_exec_on_a_pty);
+    tcase_add_test(tc, launch_exec_failure_leaves_nothing);
     suite_add_tcase(s, tc);
     return s;
 }

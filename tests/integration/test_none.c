@@ -362,6 +362,56 @@ START_TEST(invalid_spec_launches_nothing)
 }
 END_TEST
 
+/* ccsb_launch_exec on a backend that cannot send ahead: launch, then the
+ * exec on the loop in the same call; the session goes on serving. */
+START_TEST(launch_exec_in_one_call)
+{
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_spec *spec = NULL;
+    ccsb_spec_new(&spec);
+    ccsb_spec_set_backend(spec, CCSB_BACKEND_NONE);
+    ccsb_exec_req *req = NULL;
+    ck_assert_int_eq(ccsb_exec_req_new(&req), 0);
+    uint64_t id = 9;
+    ccsb_session *s = NULL;
+    /* empty argv: refused before anything starts */
+    ck_assert_int_eq(ccsb_launch_exec(ctx, spec, req, &s, &id), CCSB_E_INVAL);
+    ck_assert_ptr_null(s);
+    ck_assert_uint_eq(id, 0);
+    ck_assert_ptr_nonnull(strstr(ccsb_ctx_errmsg(ctx), "argv"));
+    const char *argv[] = {"sh", "-c", "echo out; echo err >&2; exit 3"};
+    ck_assert_int_eq(ccsb_exec_req_set_argv(req, argv, 3), 0);
+    /* a bad spec: nothing */
+    ccsb_spec_add_bind_mount(spec, "relative/path", NULL, 0);
+    ck_assert_int_eq(ccsb_launch_exec(ctx, spec, req, &s, &id), CCSB_E_SPEC);
+    ck_assert_ptr_null(s);
+    ccsb_spec_free(spec);
+    ccsb_spec_new(&spec);
+    ccsb_spec_set_backend(spec, CCSB_BACKEND_NONE);
+    int r = ccsb_launch_exec(ctx, spec, req, &s, &id);
+    ck_assert_msg(r == 0, "launch_exec: %s", ccsb_ctx_errmsg(ctx));
+    ccsb_exec_req_free(req);
+    ck_assert_uint_gt(id, 0);
+    struct result res = {0};
+    wait_exit(ctx, id, &res, 10000);
+    ck_assert(res.exited);
+    ck_assert_int_eq(res.code, 3);
+    ck_assert_int_eq(res.n_ready, 1);
+    ck_assert_str_eq(res.out, "out\n");
+    ck_assert_str_eq(res.err, "err\n");
+    const char *argv2[] = {"sh", "-c", "echo again"};
+    uint64_t id2 = run(s, argv2, 3, 0);
+    ck_assert_uint_ne(id2, id);
+    struct result res2 = {0};
+    wait_exit(ctx, id2, &res2, 10000);
+    ck_assert_str_eq(res2.out, "again\n");
+    ccsb_session_destroy(s);
+    ccsb_spec_free(spec);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
 /* A host that owns its libevent loop: no library thread, events on the base. */
 struct cb_state {
     uint64_t id;
@@ -1114,6 +1164,7 @@ static Suite *none_suite(void)
     tcase_add_test(tc, microvm_never_falls_back);
     tcase_add_test(tc, duplicate_session_id_refused);
     tcase_add_test(tc, invalid_spec_launches_nothing);
+    tcase_add_test(tc, launch_exec_in_one_call);
     tcase_add_test(tc, caller_owned_event_base);
     tcase_add_test(tc, session_timeout_stops_session);
     tcase_add_test(tc, suspend_and_resume);
