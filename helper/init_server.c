@@ -39,6 +39,7 @@
 struct iexec {
     uint64_t id;
     pid_t pid; /* main process; also its process group and session */
+    int end;   /* INIT_EXEC_END: the sandbox ends with it */
 };
 
 struct server {
@@ -242,7 +243,8 @@ static void handle_exec(struct server *sv, const struct init_msg *m, int *fds, s
     }
     init_exec_data_free(&d);
     close_fds(fds, nfds);
-    sv->execs[sv->n++] = (struct iexec){.id = m->id, .pid = pid};
+    sv->execs[sv->n++] =
+        (struct iexec){.id = m->id, .pid = pid, .end = (m->flags & INIT_EXEC_END) != 0};
 
     struct init_msg rep;
     init_msg_init(&rep, INIT_MSG_STARTED, m->id);
@@ -370,8 +372,13 @@ static void reap(struct server *sv)
             init_msg_init(&m, INIT_MSG_EXITED, sv->execs[i].id);
             m.a = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
             m.b = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+            int end = sv->execs[i].end;
             sv->execs[i] = sv->execs[--sv->n];
             send_or_die(sv, &m, NULL, 0);
+            /* The host stops the session on this exit anyway: no need to
+             * wait for it to say so. */
+            if (end)
+                end_sandbox(0);
             break;
         }
     }
@@ -574,6 +581,20 @@ static void await_guard(struct server *sv)
         fatal(sv, "the guard filter", e);
 }
 
+/* One message from the host: > 0, or 0 when there was none after all.
+ * The host gone ends the sandbox; a broken channel is fatal. */
+static int recv_msg(struct server *sv, struct init_msg *m, int *fds, size_t *nfds)
+{
+    int r = init_recv(sv->ctrl, m, fds, nfds);
+    if (r == 0 || r == -ECONNRESET)
+        end_sandbox(0); /* the host is gone */
+    if (r == -EPROTO)
+        fatal(sv, "control message", EPROTO);
+    if (r < 0 && r != -EAGAIN)
+        fatal(sv, "recvmsg(control)", -r);
+    return r > 0 ? r : 0;
+}
+
 static void say_ready(struct server *sv)
 {
     int http_port = 0, socks_port = 0;
@@ -667,7 +688,24 @@ int init_main(int argc, char **argv)
 
     if (sv.opts.await_guard)
         await_guard(&sv);
+    /* The host sends the first spare's channel right behind the guard
+     * filter: forked now, the spare loads its filter while READY travels,
+     * and a command the host sent ahead (next in line) finds it waiting.
+     * Anything else that is already there is handled after READY. */
+    struct init_msg early;
+    int early_fds[INIT_MAX_FDS];
+    size_t early_n = INIT_MAX_FDS;
+    int have_early = 0;
+    struct pollfd pe = {.fd = sv.ctrl, .events = POLLIN};
+    if (poll(&pe, 1, 0) == 1 && recv_msg(&sv, &early, early_fds, &early_n) > 0) {
+        if (early.type == INIT_MSG_SPARE)
+            handle_msg(&sv, &early, early_fds, early_n);
+        else
+            have_early = 1;
+    }
     say_ready(&sv);
+    if (have_early)
+        handle_msg(&sv, &early, early_fds, early_n);
 
     for (;;) {
         struct pollfd p[2] = {{.fd = sv.ctrl, .events = POLLIN}, {.fd = sv.sigfd, .events = POLLIN}};
@@ -686,14 +724,7 @@ int init_main(int argc, char **argv)
             struct init_msg m;
             int fds[INIT_MAX_FDS];
             size_t nfds = INIT_MAX_FDS;
-            int r = init_recv(sv.ctrl, &m, fds, &nfds);
-            if (r == 0 || r == -ECONNRESET)
-                end_sandbox(0); /* the host is gone */
-            if (r == -EPROTO)
-                fatal(&sv, "control message", EPROTO);
-            if (r < 0 && r != -EAGAIN)
-                fatal(&sv, "recvmsg(control)", -r);
-            if (r > 0)
+            if (recv_msg(&sv, &m, fds, &nfds) > 0)
                 handle_msg(&sv, &m, fds, nfds);
         }
     }

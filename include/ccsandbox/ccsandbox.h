@@ -400,6 +400,13 @@ CCSB_API int ccsb_exec_req_set_stdin(ccsb_exec_req *req, int mode);
 CCSB_API int ccsb_exec_req_set_timeout_ms(ccsb_exec_req *req, uint64_t ms);
 /* Run on a pseudo-terminal of rows x cols (stdout events carry its output). */
 CCSB_API int ccsb_exec_req_set_pty(ccsb_exec_req *req, uint16_t rows, uint16_t cols);
+/*
+ * on != 0: when this command's main process exits, the session stops (every
+ * process of it is killed, state destroyed), as ccsb_session_stop would but
+ * without the round trip through the host: the sandbox ends itself. The
+ * exit event comes first. For one-shot runs (the ccsb tool's `run`).
+ */
+CCSB_API int ccsb_exec_req_set_end_session(ccsb_exec_req *req, int on);
 
 /* Starts the command; the session must be warm or active. */
 CCSB_API int ccsb_exec(ccsb_session *s, const ccsb_exec_req *req, uint64_t *out_exec_id);

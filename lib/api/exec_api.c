@@ -113,6 +113,14 @@ CCSB_API int ccsb_exec_req_set_pty(ccsb_exec_req *req, uint16_t rows, uint16_t c
     return 0;
 }
 
+CCSB_API int ccsb_exec_req_set_end_session(ccsb_exec_req *req, int on)
+{
+    if (!req)
+        return CCSB_E_INVAL;
+    req->end_session = on != 0;
+    return 0;
+}
+
 struct exec_args {
     struct ccsb_session *s;
     const struct ccsb_exec_req *req;

@@ -280,6 +280,8 @@ int bwrap_exec_send(struct ccsb_session *s, struct bwrap_session *bs, struct exe
         m.b = req->cols;
         nfds = 1;
     }
+    if (req->end_session)
+        m.flags |= INIT_EXEC_END;
     /* The channel of the spare that will run the next exec. Not under a
      * process limit: a waiting spare would take one of the user's slots. */
     int pair[2] = {-1, -1};

@@ -79,6 +79,7 @@ enum init_msg_type {
 #define INIT_GUARD_MAX_INSNS 4096
 
 #define INIT_EXEC_PTY 0x1u
+#define INIT_EXEC_END 0x2u /* the sandbox ends when this exec's main process does */
 
 #define INIT_TEXT_MAX 240
 

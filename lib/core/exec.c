@@ -160,6 +160,8 @@ void exec_exited(struct exec *x, int code, int sig)
     }
     if (s->state == CCSB_STATE_ACTIVE && session_running_execs(s) == 0)
         session_set_state(s, CCSB_STATE_WARM, "idle");
+    if (x->end_session)
+        session_stop_soon(s);
     maybe_release(x);
 }
 
@@ -291,6 +293,7 @@ int exec_prepare(struct ccsb_session *s, const struct ccsb_exec_req *req, struct
     }
     x->s = s;
     x->pty = req->pty;
+    x->end_session = req->end_session;
     x->in_fd = x->out_fd = x->err_fd = -1;
     int h[3];
     int r = make_stdio(req, h, child, err, errlen);

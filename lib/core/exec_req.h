@@ -15,6 +15,7 @@ struct ccsb_exec_req {
     uint64_t timeout_ms;   /* 0: none */
     int pty;
     uint16_t rows, cols;
+    int end_session;       /* the session stops when this command's main process exits */
 };
 
 #endif

@@ -122,6 +122,10 @@ int session_running_execs(const struct ccsb_session *s)
 
 void session_died(struct ccsb_session *s, const char *why)
 {
+    /* An end_session exec ended: the sandbox ending now is the plan, and
+     * the deferred stop reports whatever is left. */
+    if (s->end_ev)
+        return;
     for (struct exec *x = s->execs; x; x = x->next)
         if (x->running && !x->kill_reason)
             x->kill_reason = CCSB_KILL_HOST;
@@ -449,9 +453,30 @@ int session_stop_on_loop(struct ccsb_session *s)
     return 0;
 }
 
+static void on_end(evutil_socket_t fd, short what, void *arg)
+{
+    session_stop_on_loop(arg);
+}
+
+void session_stop_soon(struct ccsb_session *s)
+{
+    if (s->state == CCSB_STATE_DESTROYED)
+        return;
+    if (!s->end_ev)
+        s->end_ev = event_new(ctx_base(s->ctx), -1, 0, on_end, s);
+    if (s->end_ev)
+        event_active(s->end_ev, EV_TIMEOUT, 0);
+    else
+        session_fail(s, "cannot stop the session after its last command: out of memory");
+}
+
 void session_shutdown(struct ccsb_session *s)
 {
     session_stop_on_loop(s);
+    if (s->end_ev) {
+        event_free(s->end_ev);
+        s->end_ev = NULL;
+    }
     if (s->attached) {
         ctx_remove_session(s->ctx, s);
         s->attached = 0;

@@ -26,6 +26,7 @@ struct exec {
     struct event *out_ev, *err_ev, *timer;
     int out_paused, err_paused; /* reader stopped by backpressure (ctx.h) */
     int pty;
+    int end_session;     /* the session stops when this exec's main process ends */
     pid_t pid;           /* as the host sees it (none) or as the sandbox does (bwrap) */
     int running;         /* the command's main process has not been reported yet */
     int kill_reason;     /* CCSB_KILL_* once we decided to kill it, else 0 */
@@ -47,6 +48,7 @@ struct ccsb_session {
     uint64_t next_exec_id;
     struct exec *execs;
     struct event *timer;          /* session wall-clock limit */
+    struct event *end_ev;         /* a deferred stop (an end_session exec ended) */
     int attached;                 /* registered on the loop */
     int doomed;                   /* destroyed from a callback, freed later */
     /* ccsb_launch_exec's command, prepared before the launch: a backend
@@ -96,6 +98,9 @@ struct ccsb_exec_req;
 int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
                    const struct ccsb_exec_req *first, struct ccsb_session **out,
                    uint64_t *first_id);
+/* Stops the session from the loop once the current callback is done (an
+ * end_session exec ended: the backend may be mid-dispatch). */
+void session_stop_soon(struct ccsb_session *s);
 /* Kill everything, report exits, state destroyed (loop thread). */
 int session_stop_on_loop(struct ccsb_session *s);
 /* Stop if needed and free (any thread). */

@@ -629,6 +629,39 @@ START_TEST(launch_exec_on_a_pty)
 }
 END_TEST
 
+/*
+ * end_session: the sandbox ends itself when the command's main process
+ * exits, background processes included, and the session reads destroyed,
+ * not error (bwrap's exit is expected then).
+ */
+START_TEST(end_session_exec_ends_the_sandbox)
+{
+    launch();
+    struct h_exec *x = h_run(&h, "echo warm");
+    ck_assert_int_eq(x->code, 0);
+    ccsb_exec_req *req = sh_req("sleep 1000.5 & echo last; exit 6");
+    ck_assert_int_eq(ccsb_exec_req_set_end_session(req, 1), 0);
+    uint64_t id = h_start_req(&h, req);
+    ccsb_exec_req_free(req);
+    ck_assert_int_eq(h_wait(&h, id, 10000), 0);
+    ck_assert_int_eq(h_exec(&h, id)->code, 6);
+    ck_assert_str_eq(h_exec(&h, id)->out, "last\n");
+    for (int i = 0; i < 100 && ccsb_session_state(h.s) != CCSB_STATE_DESTROYED; i++)
+        h_pump(&h, 20);
+    ck_assert_int_eq(ccsb_session_state(h.s), CCSB_STATE_DESTROYED);
+    ck_assert_int_eq(h_wait_no_procs("sleep 1000.5", 2000), 0);
+    for (size_t i = 0; i < h.nstates; i++)
+        ck_assert_int_ne(h.states[i], CCSB_STATE_ERROR);
+    ck_assert_str_eq(ccsb_session_error(h.s), "");
+    /* nothing more runs in it */
+    ck_assert_int_eq(ccsb_exec_req_new(&req), 0);
+    const char *argv[] = {"true"};
+    ccsb_exec_req_set_argv(req, argv, 1);
+    ck_assert_int_eq(ccsb_exec(h.s, req, &id), CCSB_E_STATE);
+    ccsb_exec_req_free(req);
+}
+END_TEST
+
 /* A first command that cannot go out fails the whole call and leaves
  * nothing: no session, no process, no zombie, nothing on disk. */
 START_TEST(launch_exec_failure_leaves_nothing)
@@ -819,6 +852,7 @@ static Suite *suite(void)
     tcase_add_test(tc, guard_program_per_config_in_one_ctx);
     tcase_add_test(tc, launch_exec_runs_first_command);
     tcase_add_test(tc, launch_exec_on_a_pty);
+    tcase_add_test(tc, end_session_exec_ends_the_sandbox);
     tcase_add_test(tc, launch_exec_failure_leaves_nothing);
     suite_add_tcase(s, tc);
     return s;

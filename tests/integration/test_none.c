@@ -412,6 +412,43 @@ START_TEST(launch_exec_in_one_call)
 }
 END_TEST
 
+/* end_session on the none backend: the host stops the session itself once
+ * the exit is reported (its process group, background included). */
+START_TEST(end_session_stops_the_session)
+{
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    ccsb_exec_req *req = NULL;
+    ck_assert_int_eq(ccsb_exec_req_new(&req), 0);
+    const char *argv[] = {"sh", "-c", "sleep 1000.75 & echo last"};
+    ck_assert_int_eq(ccsb_exec_req_set_argv(req, argv, 3), 0);
+    ck_assert_int_eq(ccsb_exec_req_set_end_session(req, 1), 0);
+    uint64_t id = 0;
+    ck_assert_int_eq(ccsb_exec(s, req, &id), 0);
+    ccsb_exec_req_free(req);
+    struct result r = {0};
+    wait_exit(ctx, id, &r, 10000);
+    ck_assert(r.exited);
+    ck_assert_str_eq(r.out, "last\n");
+    for (int i = 0; i < 100 && ccsb_session_state(s) != CCSB_STATE_DESTROYED; i++) {
+        ccsb_event *ev = NULL;
+        if (ccsb_ctx_wait_event(ctx, 20, &ev) == 0)
+            ccsb_event_free(ev);
+    }
+    ck_assert_int_eq(ccsb_session_state(s), CCSB_STATE_DESTROYED);
+    int left = 1;
+    for (int i = 0; i < 100 && left; i++) {
+        left = system("pgrep -f '[s]leep 1000.75' >/dev/null") == 0;
+        if (left)
+            usleep(20000);
+    }
+    ck_assert_int_eq(left, 0);
+    ccsb_session_destroy(s);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
 /* A host that owns its libevent loop: no library thread, events on the base. */
 struct cb_state {
     uint64_t id;
@@ -1165,6 +1202,7 @@ static Suite *none_suite(void)
     tcase_add_test(tc, duplicate_session_id_refused);
     tcase_add_test(tc, invalid_spec_launches_nothing);
     tcase_add_test(tc, launch_exec_in_one_call);
+    tcase_add_test(tc, end_session_stops_the_session);
     tcase_add_test(tc, caller_owned_event_base);
     tcase_add_test(tc, session_timeout_stops_session);
     tcase_add_test(tc, suspend_and_resume);

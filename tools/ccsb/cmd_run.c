@@ -231,6 +231,9 @@ static int run_common(int argc, char **argv, int shell)
     }
     if (r == 0 && o.timeout_ms)
         r = ccsb_exec_req_set_timeout_ms(req, o.timeout_ms);
+    /* The sandbox lives as long as the command: it ends itself then. */
+    if (r == 0)
+        r = ccsb_exec_req_set_end_session(req, 1);
     if (r < 0)
         goto out;
 
