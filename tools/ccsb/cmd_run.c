@@ -53,6 +53,7 @@ struct driver {
     int exit_status;
     int timed_out;
     int sink_gone;   /* our stdout/stderr reader went away */
+    int destroyed;   /* the session's state went to destroyed */
     /* stdin forwarding */
     int in_open;
     char pending[65536];
@@ -74,6 +75,8 @@ static void handle_event(struct driver *d, ccsb_event *ev)
     if (ccsb_event_type(ev) == CCSB_EVENT_ERROR &&
         (ccsb_event_exec_id(ev) == 0 || ccsb_event_exec_id(ev) == d->exec_id))
         fprintf(stderr, "ccsb: %s\n", ccsb_event_message(ev));
+    if (ccsb_event_type(ev) == CCSB_EVENT_STATE && ccsb_event_state(ev) == CCSB_STATE_DESTROYED)
+        d->destroyed = 1;
     if (ccsb_event_exec_id(ev) != d->exec_id || d->exec_id == 0)
         return;
     size_t len;
@@ -167,6 +170,18 @@ static void pump_loop(struct driver *d, int pty)
             }
         }
         flush_stdin(d);
+    }
+}
+
+/* The session ends itself after the command (end_session): its last
+ * events (destroyed) come within moments. */
+static void await_destroyed(struct driver *d, int max_ms)
+{
+    for (int waited = 0; !d->destroyed && waited < max_ms; waited += 50) {
+        struct pollfd p = {.fd = ccsb_ctx_get_fd(d->ctx), .events = POLLIN};
+        if (poll(&p, 1, 50) < 0 && errno != EINTR)
+            return;
+        drain(d);
     }
 }
 
@@ -271,8 +286,12 @@ out:
         tcsetattr(0, TCSANOW, &saved);
     ccsb_exec_req_free(req);
     if (d.s) {
-        ccsb_session_stop(d.s);
-        drain(&d);
+        if (d.done)
+            await_destroyed(&d, 5000);
+        if (!d.destroyed) {
+            ccsb_session_stop(d.s);
+            drain(&d);
+        }
         ccsb_session_destroy(d.s);
     }
     ccsb_ctx_free(d.ctx);
