@@ -6,6 +6,7 @@ import ctypes
 import os
 import shutil
 import tempfile
+import threading
 import time
 import unittest
 
@@ -86,6 +87,28 @@ class TestNoneBackend(Base):
             self.assertTrue(all(ev.exec_id == 0 for ev in session_events))
             ready = session_events[kinds.index("ready")]
             self.assertLessEqual(ready.timestamp_us, events[-1].timestamp_us)
+
+    def test_events_drained_by_another_thread_during_the_call_still_arrive(self):
+        """A thread waiting on another session pulls the queue the whole
+        time, so the command's output can be popped before launch_exec has
+        returned its id; it must still reach the returned Exec."""
+        stop = threading.Event()
+        with self.ctx.launch(backend="none") as other:
+            def drain():
+                while not stop.is_set():
+                    other.next_event(timeout=0.005)
+
+            t = threading.Thread(target=drain)
+            t.start()
+            try:
+                for i in range(20):
+                    s, ex = self.ctx.launch_exec(self.spec, ["echo", str(i)])
+                    with s:
+                        r = ex.wait(timeout=10)
+                        self.assertEqual((r.exit_code, r.stdout), (0, b"%d\n" % i), "round %d" % i)
+            finally:
+                stop.set()
+                t.join(10)
 
     def test_exec_arguments_reach_the_command(self):
         with tempfile.TemporaryDirectory() as d:
