@@ -1,6 +1,7 @@
 // The C integration scenarios through the Dart binding: probe; launch;
-// exec with stdout/stderr/exit; timeout; violation event from a denied
-// write (native); denied egress (native + egress).
+// exec with stdout/stderr/exit; timeout; launchExec (session and first
+// command in one call); violation event from a denied write (native);
+// denied egress (native + egress).
 //
 // Needs libccsandbox.so.1: CCSB_LIBRARY=<build>/lib/libccsandbox.so.1 dart test
 import 'dart:io';
@@ -115,6 +116,75 @@ void main() {
         throwsA(isA<SandboxException>()
             .having((e) => e.code, 'code', CCSB_E_SPEC)
             .having((e) => e.message, 'message', contains('bindMounts[0].hostPath'))));
+  });
+
+  group('launchExec', () {
+    test('the command runs and its events carry the returned exec id', () async {
+      final (h, x) = await sandbox.launchExec(
+          const SandboxSpec(sessionId: 'dart-le', backend: SandboxBackend.none),
+          ['sh', '-c', 'echo out; echo err >&2; exit 3']);
+      expect(h.sessionId, 'dart-le');
+      expect(x.id, greaterThan(0));
+      final events = await x.events.toList().timeout(const Duration(seconds: 10));
+      expect(events.every((e) => e.sessionId == 'dart-le' && e.execId == x.id), isTrue, reason: '$events');
+      expect(events.last, isA<SandboxExit>().having((e) => e.exitCode, 'exitCode', 3));
+      String text(bool stderr) => String.fromCharCodes(events
+          .whereType<SandboxOutput>()
+          .where((o) => o.isStderr == stderr)
+          .expand((o) => o.data));
+      expect(text(false), 'out\n');
+      expect(text(true), 'err\n');
+      expect(h.launchEvents.every((e) => e.execId == 0), isTrue);
+      expect(h.launchEvents.whereType<SandboxReady>(), isNotEmpty);
+      final more = await h.run(['echo', 'again']);
+      expect(more.stdoutText, 'again\n');
+      h.close();
+    });
+
+    test('exec arguments reach the first command', () async {
+      final (h, x) = await sandbox.launchExec(none, ['sh', '-c', r'pwd; echo "$GREETING"; tr a-z A-Z'],
+          env: {'GREETING': 'hej'}, cwd: '/', stdin: true);
+      expect(x.writeStdin('piped'.codeUnits), 5);
+      x.closeStdin();
+      final r = await x.collect().timeout(const Duration(seconds: 10));
+      expect(r.stdoutText, '/\nhej\nPIPED');
+      h.close();
+      final (h2, y) = await sandbox.launchExec(none, ['sleep', '30'], timeout: const Duration(milliseconds: 300));
+      expect((await y.collect().timeout(const Duration(seconds: 10))).killed, SandboxKillReason.timeout);
+      h2.close();
+    });
+
+    test('an empty argv throws before anything starts', () async {
+      await expectLater(sandbox.launchExec(none, const []), throwsArgumentError);
+      await expectLater(sandbox.launchExec(none, const ['a\u0000b']), throwsArgumentError);
+    });
+
+    test('a bad spec names the field and leaves no session', () async {
+      await expectLater(
+          sandbox.launchExec(
+              const SandboxSpec(
+                  sessionId: 'dart-le-bad',
+                  backend: SandboxBackend.none,
+                  bindMounts: [SandboxBindMount('relative/path')]),
+              ['true']),
+          throwsA(isA<SandboxException>()
+              .having((e) => e.code, 'code', CCSB_E_SPEC)
+              .having((e) => e.call, 'call', 'ccsb_launch_exec')
+              .having((e) => e.message, 'message', contains('bindMounts[0].hostPath'))));
+      // The id was never taken.
+      final (h, x) = await sandbox.launchExec(
+          const SandboxSpec(sessionId: 'dart-le-bad', backend: SandboxBackend.none), ['true']);
+      expect((await x.exit).exitCode, 0);
+      h.close();
+    });
+
+    test('microvm never falls back', () async {
+      await expectLater(
+          sandbox.launchExec(const SandboxSpec(backend: SandboxBackend.microvm), ['true']),
+          throwsA(isA<SandboxException>()
+              .having((e) => e.code, 'code', CCSB_E_UNAVAILABLE)
+              .having((e) => e.message, 'message', contains('microvm'))));
+    });
   });
 
   group('native', () {

@@ -1,4 +1,5 @@
 """Session (a running sandbox) and Exec (one command in it)."""
+import contextlib
 import ctypes
 import json
 import time
@@ -201,6 +202,21 @@ class Session(_Stream):
     violations not tied to a live exec)."""
 
     def __init__(self, ctx, spec=None, **kwargs):
+        self._start(ctx, spec, kwargs, None)
+
+    @classmethod
+    def _launch_exec(cls, ctx, spec, argv, env=None, cwd=None, stdin=False, timeout=None,
+                     pty=None):
+        """ccsb_launch_exec: the session and its first command in one call.
+        Returns (Session, Exec)."""
+        self = cls.__new__(cls)
+        with _exec_req(ctx._L, argv, env, cwd, stdin, timeout, pty) as req:
+            eid, box = self._start(ctx, spec, {}, req)
+        return self, Exec(self, eid, box)
+
+    def _start(self, ctx, spec, kwargs, req):
+        """Launches (with `req`: launch_exec) and registers the mailboxes;
+        returns (exec id, exec mailbox) for a launch_exec."""
         self._ctx = ctx
         self._L = ctx._L
         self._p = None
@@ -208,16 +224,21 @@ class Session(_Stream):
         try:
             wanted = spec.as_dict().get("sessionId") or None
             p = _lib.session_p()
+            eid = ctypes.c_uint64(0)
             with ctx._cond:
                 ctx._reap_locked()
                 if wanted and (wanted, 0) in ctx._boxes:
                     raise error_for(C.E_STATE, "sessionId %r is already live in this context; "
                                     "ids must be unique per context" % wanted, "launch")
                 # Holding the lock across launch and registration means no
-                # drain can see this session's first events before its mailbox
-                # exists.
-                ctx._call(self._L.ccsb_launch, ctx._ptr(), spec._ptr(), ctypes.byref(p),
-                          name="ccsb_launch")
+                # drain can see this session's first events (nor, for a
+                # launch_exec, its command's) before their mailboxes exist.
+                if req is None:
+                    ctx._call(self._L.ccsb_launch, ctx._ptr(), spec._ptr(), ctypes.byref(p),
+                              name="ccsb_launch")
+                else:
+                    ctx._call(self._L.ccsb_launch_exec, ctx._ptr(), spec._ptr(), req,
+                              ctypes.byref(p), ctypes.byref(eid), name="ccsb_launch_exec")
                 self._p = p
                 self.id = _lib.text(self._L.ccsb_session_id(p))
                 if (self.id, 0) in ctx._boxes:
@@ -226,6 +247,9 @@ class Session(_Stream):
                     raise error_for(C.E_STATE, "sessionId %r is already live in this context"
                                     % self.id, "launch")
                 self._box = ctx._register((self.id, 0), SESSION_MAILBOX_MAX)
+                if req is None:
+                    return None
+                return eid.value, ctx._register((self.id, eid.value))
         finally:
             if owned:
                 spec.close()
@@ -264,41 +288,14 @@ class Session(_Stream):
         """Starts argv (a list; argv[0] is looked up on the session's PATH).
         env: extra variables; stdin=True to feed it with write_stdin;
         timeout: seconds; pty: (rows, cols) to run on a terminal."""
-        if isinstance(argv, (str, bytes)) or not argv:
-            raise TypeError("argv: expected a non-empty list of strings")
         L = self._L
-        req = _lib.exec_req_p()
-        r = L.ccsb_exec_req_new(ctypes.byref(req))
-        if r:
-            raise error_for(r, "cannot allocate an exec request", "ccsb_exec_req_new")
-        try:
-            arr = (ctypes.c_char_p * len(argv))(*[_lib.enc(a, "argv[%d]" % i)
-                                                 for i, a in enumerate(argv)])
-            _req_check(L.ccsb_exec_req_set_argv(req, arr, len(argv)), "argv")
-            for name, val in (env or {}).items():
-                _req_check(L.ccsb_exec_req_set_env(req, _lib.enc(name, "env name"),
-                                                   _lib.enc(val, "env[%s]" % name)),
-                           "env[%s]" % name)
-            if cwd is not None:
-                _req_check(L.ccsb_exec_req_set_cwd(req, _lib.enc(cwd, "cwd")), "cwd")
-            if stdin:
-                _req_check(L.ccsb_exec_req_set_stdin(req, C.STDIN_PIPE), "stdin")
-            if timeout is not None:
-                if timeout <= 0:
-                    raise ValueError("timeout: must be > 0 seconds")
-                _req_check(L.ccsb_exec_req_set_timeout_ms(req, max(1, int(timeout * 1000))),
-                           "timeout")
-            if pty is not None:
-                rows, cols = pty
-                _req_check(L.ccsb_exec_req_set_pty(req, rows, cols), "pty")
+        with _exec_req(L, argv, env, cwd, stdin, timeout, pty) as req:
             eid = ctypes.c_uint64(0)
             with self._ctx._cond:
                 self._ctx._call(L.ccsb_exec, self._ptr(), req, ctypes.byref(eid),
                                 name="ccsb_exec")
                 box = self._ctx._register((self.id, eid.value))
             return Exec(self, eid.value, box)
-        finally:
-            L.ccsb_exec_req_free(req)
 
     def run(self, argv, timeout=None, **kwargs):
         """exec() then wait(); the exec's own timeout is `timeout` too."""
@@ -340,3 +337,37 @@ class Session(_Stream):
 def _req_check(r, field):
     if r:
         raise error_for(r, "%s: rejected by the library" % field, "exec request")
+
+
+@contextlib.contextmanager
+def _exec_req(L, argv, env, cwd, stdin, timeout, pty):
+    """A ccsb_exec_req for exec() and launch_exec(), freed on leaving."""
+    if isinstance(argv, (str, bytes)) or not argv:
+        raise TypeError("argv: expected a non-empty list of strings")
+    req = _lib.exec_req_p()
+    r = L.ccsb_exec_req_new(ctypes.byref(req))
+    if r:
+        raise error_for(r, "cannot allocate an exec request", "ccsb_exec_req_new")
+    try:
+        arr = (ctypes.c_char_p * len(argv))(*[_lib.enc(a, "argv[%d]" % i)
+                                             for i, a in enumerate(argv)])
+        _req_check(L.ccsb_exec_req_set_argv(req, arr, len(argv)), "argv")
+        for name, val in (env or {}).items():
+            _req_check(L.ccsb_exec_req_set_env(req, _lib.enc(name, "env name"),
+                                               _lib.enc(val, "env[%s]" % name)),
+                       "env[%s]" % name)
+        if cwd is not None:
+            _req_check(L.ccsb_exec_req_set_cwd(req, _lib.enc(cwd, "cwd")), "cwd")
+        if stdin:
+            _req_check(L.ccsb_exec_req_set_stdin(req, C.STDIN_PIPE), "stdin")
+        if timeout is not None:
+            if timeout <= 0:
+                raise ValueError("timeout: must be > 0 seconds")
+            _req_check(L.ccsb_exec_req_set_timeout_ms(req, max(1, int(timeout * 1000))),
+                       "timeout")
+        if pty is not None:
+            rows, cols = pty
+            _req_check(L.ccsb_exec_req_set_pty(req, rows, cols), "pty")
+        yield req
+    finally:
+        L.ccsb_exec_req_free(req)

@@ -163,6 +163,8 @@ typedef ccsb_spec_set_pids_max_native = Int Function(Pointer<CcsbSpec>, Uint32);
 typedef ccsb_spec_set_pids_max_dart = int Function(Pointer<CcsbSpec>, int);
 typedef ccsb_launch_native = Int Function(Pointer<CcsbCtx>, Pointer<CcsbSpec>, Pointer<Pointer<CcsbSession>>);
 typedef ccsb_launch_dart = int Function(Pointer<CcsbCtx>, Pointer<CcsbSpec>, Pointer<Pointer<CcsbSession>>);
+typedef ccsb_launch_exec_native = Int Function(Pointer<CcsbCtx>, Pointer<CcsbSpec>, Pointer<CcsbExecReq>, Pointer<Pointer<CcsbSession>>, Pointer<Uint64>);
+typedef ccsb_launch_exec_dart = int Function(Pointer<CcsbCtx>, Pointer<CcsbSpec>, Pointer<CcsbExecReq>, Pointer<Pointer<CcsbSession>>, Pointer<Uint64>);
 typedef ccsb_session_stop_native = Int Function(Pointer<CcsbSession>);
 typedef ccsb_session_stop_dart = int Function(Pointer<CcsbSession>);
 typedef ccsb_session_destroy_native = Void Function(Pointer<CcsbSession>);
@@ -293,6 +295,7 @@ class CcsbBindings {
   late final ccsb_spec_set_memory_max = library.lookupFunction<ccsb_spec_set_memory_max_native, ccsb_spec_set_memory_max_dart>('ccsb_spec_set_memory_max');
   late final ccsb_spec_set_pids_max = library.lookupFunction<ccsb_spec_set_pids_max_native, ccsb_spec_set_pids_max_dart>('ccsb_spec_set_pids_max');
   late final ccsb_launch = library.lookupFunction<ccsb_launch_native, ccsb_launch_dart>('ccsb_launch');
+  late final ccsb_launch_exec = library.lookupFunction<ccsb_launch_exec_native, ccsb_launch_exec_dart>('ccsb_launch_exec');
   late final ccsb_session_stop = library.lookupFunction<ccsb_session_stop_native, ccsb_session_stop_dart>('ccsb_session_stop');
   late final ccsb_session_destroy = library.lookupFunction<ccsb_session_destroy_native, ccsb_session_destroy_dart>('ccsb_session_destroy');
   late final ccsb_session_suspend = library.lookupFunction<ccsb_session_suspend_native, ccsb_session_suspend_dart>('ccsb_session_suspend');

@@ -16,7 +16,9 @@ import 'types.dart';
 const _errbufLen = 1024;
 
 /// Session-level events that arrive while a launch is still in flight are
-/// held for the handle it returns; at most this many per session.
+/// held for the handle it returns; at most this many per session. The first
+/// command of a launchExec is exempt: its output is held in full (the
+/// library's own queue would hold as much), so none of it is lost.
 const _maxEarlyEvents = 1024;
 
 String _text(Pointer<Utf8> p) => p == nullptr ? '' : p.toDartString();
@@ -104,6 +106,115 @@ class _Doorbell {
 // so that they capture only the plain arguments and never a Sandbox.
 Future<(int, int, String)> _launchInHelper((String, int, String) args) =>
     Isolate.run(() => _launchOffThread(args));
+
+/// One exec's arguments as plain data: launchExec hands them to its helper
+/// isolate, which builds the request there.
+final class _ExecArgs {
+  /// Checks everything the caller can get wrong here, in the caller's
+  /// isolate, so that the error names the argument.
+  _ExecArgs(this.argv, this.env, this.cwd, this.stdin, this.timeout, this.pty) {
+    if (argv.isEmpty) throw ArgumentError.value(argv, 'argv', 'must not be empty');
+    void noNul(String v, String field) {
+      if (v.contains('\u0000')) throw ArgumentError.value(v, field, 'contains a NUL character');
+    }
+
+    for (var i = 0; i < argv.length; i++) {
+      noNul(argv[i], 'argv[$i]');
+    }
+    env.forEach((k, v) {
+      noNul(k, 'env');
+      noNul(v, 'env[$k]');
+    });
+    final c = cwd;
+    if (c != null) noNul(c, 'cwd');
+    final t = timeout;
+    if (t != null && t.inMilliseconds <= 0) throw ArgumentError.value(t, 'timeout', 'must be positive');
+  }
+
+  final List<String> argv;
+  final Map<String, String> env;
+  final String? cwd;
+  final bool stdin;
+  final Duration? timeout;
+  final (int, int)? pty;
+}
+
+/// Builds the ccsb_exec_req for [a], runs [body] with it and frees it.
+T _withExecReq<T>(CcsbBindings b, _ExecArgs a, T Function(Pointer<CcsbExecReq> req, Arena arena) body) {
+  return using((arena) {
+    final reqOut = arena<Pointer<CcsbExecReq>>();
+    final r = b.ccsb_exec_req_new(reqOut);
+    if (r != 0) throw SandboxException(r, 'ccsb_exec_req_new', 'cannot allocate an exec request');
+    final req = reqOut.value;
+    void check(int rc, String call, String what) {
+      if (rc != 0) throw SandboxException(rc, call, what);
+    }
+
+    try {
+      final argv = a.argv;
+      final arr = arena<Pointer<Utf8>>(argv.length);
+      for (var i = 0; i < argv.length; i++) {
+        arr[i] = _cstr(argv[i], 'argv[$i]', arena);
+      }
+      check(b.ccsb_exec_req_set_argv(req, arr, argv.length), 'ccsb_exec_req_set_argv', 'argv: rejected');
+      a.env.forEach((k, v) {
+        check(b.ccsb_exec_req_set_env(req, _cstr(k, 'env', arena), _cstr(v, 'env[$k]', arena)),
+            'ccsb_exec_req_set_env', 'env[$k]: rejected');
+      });
+      final cwd = a.cwd;
+      if (cwd != null) {
+        check(b.ccsb_exec_req_set_cwd(req, _cstr(cwd, 'cwd', arena)), 'ccsb_exec_req_set_cwd',
+            'cwd: rejected $cwd');
+      }
+      if (a.stdin) {
+        check(b.ccsb_exec_req_set_stdin(req, CCSB_STDIN_PIPE), 'ccsb_exec_req_set_stdin', 'stdin: rejected');
+      }
+      final timeout = a.timeout;
+      if (timeout != null) {
+        check(b.ccsb_exec_req_set_timeout_ms(req, timeout.inMilliseconds), 'ccsb_exec_req_set_timeout_ms',
+            'timeout: rejected');
+      }
+      final pty = a.pty;
+      if (pty != null) {
+        final (rows, cols) = pty;
+        check(b.ccsb_exec_req_set_pty(req, rows, cols), 'ccsb_exec_req_set_pty', 'pty: rejected');
+      }
+      return body(req, arena);
+    } finally {
+      b.ccsb_exec_req_free(req);
+    }
+  });
+}
+
+/// [_launchOffThread] with a first command (ccsb_launch_exec). Returns
+/// (code, session address, exec id, message).
+(int, int, int, String) _launchExecOffThread((String, int, String, _ExecArgs) args) {
+  final (libPath, ctxAddr, specJson, exec) = args;
+  final b = SandboxLibrary.open(path: libPath).bindings;
+  final ctx = Pointer<CcsbCtx>.fromAddress(ctxAddr);
+  return using((arena) {
+    final specOut = arena<Pointer<CcsbSpec>>();
+    final err = arena<Uint8>(_errbufLen).cast<Utf8>();
+    final json = specJson.toNativeUtf8(allocator: arena);
+    final r = b.ccsb_spec_from_json(specOut, json, json.length, err, _errbufLen);
+    if (r != 0) return (r, 0, 0, _text(err));
+    final spec = specOut.value;
+    try {
+      return _withExecReq(b, exec, (req, reqArena) {
+        final out = reqArena<Pointer<CcsbSession>>();
+        final id = reqArena<Uint64>();
+        final rc = b.ccsb_launch_exec(ctx, spec, req, out, id);
+        if (rc != 0) return (rc, 0, 0, _text(b.ccsb_ctx_errmsg(ctx)));
+        return (0, out.value.address, id.value, '');
+      });
+    } finally {
+      b.ccsb_spec_free(spec);
+    }
+  });
+}
+
+Future<(int, int, int, String)> _launchExecInHelper((String, int, String, _ExecArgs) args) =>
+    Isolate.run(() => _launchExecOffThread(args));
 
 Future<(int, SandboxProbe?)> _probeInHelper((String, int) args) => Isolate.run(() => _probeOffThread(args));
 
@@ -228,6 +339,7 @@ class Sandbox implements Finalizable {
   late final int _token;
   bool _closed = false;
   int _launching = 0;
+  int _launchingExec = 0;
   final _launchDone = <Completer<void>>[];
   final _handles = <String, SandboxHandle>{};
   final _early = <String, List<SandboxEvent>>{};
@@ -271,13 +383,7 @@ class Sandbox implements Finalizable {
     try {
       res = await _launchInHelper((_lib.path, _ctx.address, json));
     } finally {
-      _launching--;
-      if (_launching == 0) {
-        for (final c in _launchDone) {
-          c.complete();
-        }
-        _launchDone.clear();
-      }
+      _landed();
     }
     final (rc, addr, msg) = res;
     if (rc != 0) {
@@ -296,6 +402,71 @@ class Sandbox implements Finalizable {
     h.launchEvents = List.unmodifiable(early);
     _drain();
     return h;
+  }
+
+  /// [launch] and [SandboxHandle.exec] as one call (`ccsb_launch_exec`):
+  /// the command goes out with the launch and starts as soon as the sandbox
+  /// is ready. Completes with the handle and the running exec, whose events
+  /// all reach [SandboxExec.events] (none is lost while the call is in
+  /// flight). Either both exist, or it fails with a SandboxException (the
+  /// library's message) and nothing is left running.
+  Future<(SandboxHandle, SandboxExec)> launchExec(SandboxSpec spec, List<String> argv,
+      {Map<String, String> env = const {},
+      String? cwd,
+      bool stdin = false,
+      Duration? timeout,
+      (int, int)? pty}) async {
+    _checkOpen();
+    final args = _ExecArgs(argv, env, cwd, stdin, timeout, pty);
+    final json = jsonEncode(spec.toJson());
+    _launching++;
+    _launchingExec++;
+    final (int, int, int, String) res;
+    try {
+      res = await _launchExecInHelper((_lib.path, _ctx.address, json, args));
+    } catch (_) {
+      // The request was refused in the helper (a SandboxException naming
+      // the setter): nothing was launched.
+      _launchingExec--;
+      _landed();
+      if (_launching == 0) _early.clear();
+      rethrow;
+    }
+    _launchingExec--;
+    _landed();
+    final (rc, addr, execId, msg) = res;
+    if (rc != 0) {
+      if (_launching == 0) _early.clear();
+      throw SandboxException(rc, 'ccsb_launch_exec', msg);
+    }
+    final ptr = Pointer<CcsbSession>.fromAddress(addr);
+    if (_closed) {
+      _b.ccsb_session_destroy(ptr);
+      throw StateError('Sandbox was closed while the session launched');
+    }
+    final h = SandboxHandle._(this, ptr);
+    final x = SandboxExec._(h, execId);
+    h._execs[execId] = x;
+    _handles[h.sessionId] = h;
+    final early = _early.remove(h.sessionId) ?? const <SandboxEvent>[];
+    if (_launching == 0) _early.clear();
+    h.launchEvents = List.unmodifiable(early.where((e) => e.execId == 0));
+    for (final ev in early) {
+      if (ev.execId != 0) h._deliver(ev);
+    }
+    _drain();
+    return (h, x);
+  }
+
+  /// A launch left the flight: wake close() once none is left.
+  void _landed() {
+    _launching--;
+    if (_launching == 0) {
+      for (final c in _launchDone) {
+        c.complete();
+      }
+      _launchDone.clear();
+    }
   }
 
   void _drain() {
@@ -323,7 +494,7 @@ class Sandbox implements Finalizable {
       h._deliver(ev);
     } else if (_launching > 0) {
       final list = _early.putIfAbsent(ev.sessionId, () => []);
-      if (list.length < _maxEarlyEvents) list.add(ev);
+      if (list.length < _maxEarlyEvents || (ev.execId != 0 && _launchingExec > 0)) list.add(ev);
     }
   }
 
@@ -432,54 +603,15 @@ class SandboxHandle implements Finalizable {
       Duration? timeout,
       (int, int)? pty}) {
     _checkOpen();
-    if (argv.isEmpty) throw ArgumentError.value(argv, 'argv', 'must not be empty');
-    final b = _b;
-    return using((arena) {
-      final reqOut = arena<Pointer<CcsbExecReq>>();
-      var r = b.ccsb_exec_req_new(reqOut);
-      if (r != 0) throw SandboxException(r, 'ccsb_exec_req_new', 'cannot allocate an exec request');
-      final req = reqOut.value;
-      void check(int rc, String call, String what) {
-        if (rc != 0) throw SandboxException(rc, call, what);
-      }
-
-      try {
-        final arr = arena<Pointer<Utf8>>(argv.length);
-        for (var i = 0; i < argv.length; i++) {
-          arr[i] = _cstr(argv[i], 'argv[$i]', arena);
-        }
-        check(b.ccsb_exec_req_set_argv(req, arr, argv.length), 'ccsb_exec_req_set_argv', 'argv: rejected');
-        env.forEach((k, v) {
-          check(b.ccsb_exec_req_set_env(req, _cstr(k, 'env', arena), _cstr(v, 'env[$k]', arena)),
-              'ccsb_exec_req_set_env', 'env[$k]: rejected');
-        });
-        if (cwd != null) {
-          check(b.ccsb_exec_req_set_cwd(req, _cstr(cwd, 'cwd', arena)), 'ccsb_exec_req_set_cwd',
-              'cwd: rejected $cwd');
-        }
-        if (stdin) {
-          check(b.ccsb_exec_req_set_stdin(req, CCSB_STDIN_PIPE), 'ccsb_exec_req_set_stdin', 'stdin: rejected');
-        }
-        if (timeout != null) {
-          final ms = timeout.inMilliseconds;
-          if (ms <= 0) throw ArgumentError.value(timeout, 'timeout', 'must be positive');
-          check(b.ccsb_exec_req_set_timeout_ms(req, ms), 'ccsb_exec_req_set_timeout_ms', 'timeout: rejected');
-        }
-        if (pty != null) {
-          final (rows, cols) = pty;
-          check(b.ccsb_exec_req_set_pty(req, rows, cols), 'ccsb_exec_req_set_pty', 'pty: rejected');
-        }
-        final id = arena<Uint64>();
-        r = b.ccsb_exec(_ptr, req, id);
-        _sandbox._check(r, 'ccsb_exec');
-        // Registered before control returns to the event loop, so no drain
-        // can deliver this exec's events ahead of it.
-        final x = SandboxExec._(this, id.value);
-        _execs[id.value] = x;
-        return x;
-      } finally {
-        b.ccsb_exec_req_free(req);
-      }
+    final args = _ExecArgs(argv, env, cwd, stdin, timeout, pty);
+    return _withExecReq(_b, args, (req, arena) {
+      final id = arena<Uint64>();
+      _sandbox._check(_b.ccsb_exec(_ptr, req, id), 'ccsb_exec');
+      // Registered before control returns to the event loop, so no drain
+      // can deliver this exec's events ahead of it.
+      final x = SandboxExec._(this, id.value);
+      _execs[id.value] = x;
+      return x;
     });
   }
 

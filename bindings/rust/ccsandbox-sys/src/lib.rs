@@ -210,6 +210,13 @@ extern "C" {
     pub fn ccsb_spec_set_pids_max(spec: *mut ccsb_spec, count: u32) -> c_int;
 
     pub fn ccsb_launch(ctx: *mut ccsb_ctx, spec: *const ccsb_spec, out: *mut *mut ccsb_session) -> c_int;
+    pub fn ccsb_launch_exec(
+        ctx: *mut ccsb_ctx,
+        spec: *const ccsb_spec,
+        req: *const ccsb_exec_req,
+        out: *mut *mut ccsb_session,
+        out_exec_id: *mut u64,
+    ) -> c_int;
     pub fn ccsb_session_stop(s: *mut ccsb_session) -> c_int;
     pub fn ccsb_session_destroy(s: *mut ccsb_session);
     pub fn ccsb_session_suspend(s: *mut ccsb_session) -> c_int;

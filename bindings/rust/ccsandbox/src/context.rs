@@ -21,7 +21,7 @@ use ccsandbox_sys as sys;
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::probe::Probe;
-use crate::session::Session;
+use crate::session::{Exec, ExecRequest, Session};
 use crate::spec::Spec;
 use crate::types::EventKind;
 use crate::util::{errbuf_text, text, ERRBUF_LEN};
@@ -216,6 +216,13 @@ impl Context {
         Session::launch(self, spec)
     }
 
+    /// `launch` and `Session::exec` as one call: the command goes out with
+    /// the launch and starts as soon as the sandbox is ready. Either both
+    /// succeed, or nothing is left running and the error says why.
+    pub fn launch_exec(&self, spec: &Spec, req: &ExecRequest) -> Result<(Session, Exec)> {
+        Session::launch_exec(self, spec, req)
+    }
+
     /// Pulls every queued event into the mailboxes without blocking; returns
     /// how many. Call it when `as_raw_fd()` turns readable (async runtimes)
     /// or after the wakeup closure fires.
@@ -277,14 +284,18 @@ impl Context {
         }
     }
 
-    fn finish_flight(&self, register: Option<(Key, Option<usize>)>) -> u64 {
+    /// Ends a flight, registering a mailbox per key (one lock: no event
+    /// can slip between them); returns their tokens in order.
+    fn finish_flight(&self, register: &[(Key, Option<usize>)]) -> Vec<u64> {
         let mut r = lock(&self.inner.router);
         r.in_flight -= 1;
-        let mut token = 0;
-        if let Some((key, max)) = register {
-            token = r.next_token;
+        let mut tokens = Vec::with_capacity(register.len());
+        let mut held = Vec::new();
+        for (key, max) in register.iter().cloned() {
+            let token = r.next_token;
             r.next_token += 1;
-            let held = r.early.remove(&key).unwrap_or_default();
+            tokens.push(token);
+            held.extend(r.early.remove(&key).unwrap_or_default());
             r.boxes.insert(
                 key,
                 Mailbox {
@@ -295,9 +306,9 @@ impl Context {
                     token,
                 },
             );
-            for ev in held {
-                r.route(ev);
-            }
+        }
+        for ev in held {
+            r.route(ev);
         }
         if r.in_flight == 0 {
             let held: Vec<_> = r.early.drain().collect();
@@ -308,7 +319,7 @@ impl Context {
             }
         }
         self.inner.cond.notify_all();
-        token
+        tokens
     }
 
     pub(crate) fn router(&self) -> MutexGuard<'_, Router> {
@@ -417,16 +428,21 @@ pub(crate) struct Flight<'a> {
 
 impl Flight<'_> {
     /// Registers the mailbox for `key`, with the events held for it so far.
-    pub(crate) fn land(mut self, key: Key, max: Option<usize>) -> u64 {
+    pub(crate) fn land(self, key: Key, max: Option<usize>) -> u64 {
+        self.land_all(&[(key, max)])[0]
+    }
+
+    /// `land` for several keys at once (a launch with its first exec).
+    pub(crate) fn land_all(mut self, keys: &[(Key, Option<usize>)]) -> Vec<u64> {
         self.landed = true;
-        self.ctx.finish_flight(Some((key, max)))
+        self.ctx.finish_flight(keys)
     }
 }
 
 impl Drop for Flight<'_> {
     fn drop(&mut self) {
         if !self.landed {
-            self.ctx.finish_flight(None);
+            self.ctx.finish_flight(&[]);
         }
     }
 }

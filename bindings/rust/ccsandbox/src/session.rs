@@ -72,6 +72,27 @@ fn spec_session_id(json: &str) -> Option<String> {
 
 impl Session {
     pub(crate) fn launch(ctx: &Context, spec: &Spec) -> Result<Session> {
+        Session::start(ctx, spec, None).map(|(s, _)| s)
+    }
+
+    pub(crate) fn launch_exec(ctx: &Context, spec: &Spec, req: &ExecRequest) -> Result<(Session, Exec)> {
+        let raw = req.build()?;
+        let (session, first) = Session::start(ctx, spec, Some(&raw))?;
+        let (id, token) = first.ok_or_else(|| Error::new(sys::CCSB_E_INTERNAL, "ccsb_launch_exec", "no exec id"))?;
+        let key = (session.inner.id.clone(), id);
+        let exec = Exec {
+            session: session.clone(),
+            id,
+            key,
+            token,
+            partial: Mutex::new(None),
+        };
+        Ok((session, exec))
+    }
+
+    /// ccsb_launch, or ccsb_launch_exec with `first`; then the session's
+    /// mailbox and, with `first`, the exec's (its id and token returned).
+    fn start(ctx: &Context, spec: &Spec, first: Option<&RawReq>) -> Result<(Session, Option<(u64, u64)>)> {
         let wanted = spec_session_id(&spec.to_json()?);
         let dup = |id: &str| {
             Error::new(
@@ -89,13 +110,21 @@ impl Session {
             }
         }
         // Until the flight lands, a drain on another thread holds this
-        // session's first events (starting, ready) instead of dropping them.
+        // session's first events (starting, ready, and the first command's)
+        // instead of dropping them.
         let flight = ctx.take_off();
         let mut p = ptr::null_mut();
-        // SAFETY: valid context and spec; out-pointer to a local.
-        ctx.call("ccsb_launch", || unsafe {
-            sys::ccsb_launch(ctx.as_ptr(), spec.as_ptr(), &mut p)
-        })?;
+        let mut xid: u64 = 0;
+        match first {
+            // SAFETY: valid context and spec; out-pointer to a local.
+            None => ctx.call("ccsb_launch", || unsafe {
+                sys::ccsb_launch(ctx.as_ptr(), spec.as_ptr(), &mut p)
+            })?,
+            // SAFETY: valid context, spec and request; out-pointers to locals.
+            Some(req) => ctx.call("ccsb_launch_exec", || unsafe {
+                sys::ccsb_launch_exec(ctx.as_ptr(), spec.as_ptr(), req.0, &mut p, &mut xid)
+            })?,
+        };
         // SAFETY: p is a live session.
         let id = text(unsafe { sys::ccsb_session_id(p) });
         if ctx.router().boxes.contains_key(&(id.clone(), 0)) {
@@ -103,15 +132,20 @@ impl Session {
             unsafe { sys::ccsb_session_destroy(p) };
             return Err(dup(&id));
         }
-        let token = flight.land((id.clone(), 0), Some(SESSION_MAILBOX_MAX));
-        Ok(Session {
+        let mut keys = vec![((id.clone(), 0), Some(SESSION_MAILBOX_MAX))];
+        if first.is_some() {
+            keys.push(((id.clone(), xid), None));
+        }
+        let tokens = flight.land_all(&keys);
+        let session = Session {
             inner: Arc::new(SessionInner {
                 ptr: p,
                 ctx: ctx.clone(),
                 id,
-                token,
+                token: tokens[0],
             }),
-        })
+        };
+        Ok((session, first.map(|_| (xid, tokens[1]))))
     }
 
     pub fn as_ptr(&self) -> *mut sys::ccsb_session {
