@@ -158,6 +158,7 @@ PROTOTYPES = {
     "ccsb_exec_req_set_stdin": (c_int, [exec_req_p, c_int]),
     "ccsb_exec_req_set_timeout_ms": (c_int, [exec_req_p, c_u64]),
     "ccsb_exec_req_set_pty": (c_int, [exec_req_p, c_u16, c_u16]),
+    "ccsb_exec_req_set_end_session": (c_int, [exec_req_p, c_int]),
     "ccsb_exec": (c_int, [session_p, exec_req_p, P(c_u64)]),
     "ccsb_exec_write_stdin": (c_int, [session_p, c_u64, c_void_p, c_size_t]),
     "ccsb_exec_close_stdin": (c_int, [session_p, c_u64]),

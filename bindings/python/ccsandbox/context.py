@@ -276,15 +276,17 @@ class Context:
         from .session import Session
         return Session(self, spec, **kwargs)
 
-    def launch_exec(self, spec, argv, env=None, cwd=None, stdin=False, timeout=None, pty=None):
+    def launch_exec(self, spec, argv, env=None, cwd=None, stdin=False, timeout=None, pty=None,
+                    end_session=False):
         """launch() and Session.exec() as one call: the command goes out with
         the launch and starts as soon as the sandbox is ready. `spec` is a
         Spec, JSON text, a dict or None (the defaults); the other arguments
-        are exec()'s. Returns (Session, Exec). Either both exist, or the call
-        raises and nothing is left running."""
+        are exec()'s (end_session=True for a one-shot run: the session ends
+        itself when the command does). Returns (Session, Exec). Either both
+        exist, or the call raises and nothing is left running."""
         from .session import Session
         return Session._launch_exec(self, spec, argv, env=env, cwd=cwd, stdin=stdin,
-                                    timeout=timeout, pty=pty)
+                                    timeout=timeout, pty=pty, end_session=end_session)
 
     def close(self):
         """Stops every session of the context and frees it."""

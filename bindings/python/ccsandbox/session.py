@@ -206,11 +206,11 @@ class Session(_Stream):
 
     @classmethod
     def _launch_exec(cls, ctx, spec, argv, env=None, cwd=None, stdin=False, timeout=None,
-                     pty=None):
+                     pty=None, end_session=False):
         """ccsb_launch_exec: the session and its first command in one call.
         Returns (Session, Exec)."""
         self = cls.__new__(cls)
-        with _exec_req(ctx._L, argv, env, cwd, stdin, timeout, pty) as req:
+        with _exec_req(ctx._L, argv, env, cwd, stdin, timeout, pty, end_session) as req:
             eid, box = self._start(ctx, spec, {}, req)
         return self, Exec(self, eid, box)
 
@@ -284,12 +284,16 @@ class Session(_Stream):
             raise error_for(r, "cannot describe the session", "ccsb_session_details_json")
         return json.loads(text)
 
-    def exec(self, argv, env=None, cwd=None, stdin=False, timeout=None, pty=None):
+    def exec(self, argv, env=None, cwd=None, stdin=False, timeout=None, pty=None,
+             end_session=False):
         """Starts argv (a list; argv[0] is looked up on the session's PATH).
         env: extra variables; stdin=True to feed it with write_stdin;
-        timeout: seconds; pty: (rows, cols) to run on a terminal."""
+        timeout: seconds; pty: (rows, cols) to run on a terminal;
+        end_session=True: when argv's main process exits, the session ends
+        itself (every process of it killed, state "destroyed" after the
+        exit event) without a stop() from here: for one-shot runs."""
         L = self._L
-        with _exec_req(L, argv, env, cwd, stdin, timeout, pty) as req:
+        with _exec_req(L, argv, env, cwd, stdin, timeout, pty, end_session) as req:
             eid = ctypes.c_uint64(0)
             with self._ctx._cond:
                 self._ctx._call(L.ccsb_exec, self._ptr(), req, ctypes.byref(eid),
@@ -340,7 +344,7 @@ def _req_check(r, field):
 
 
 @contextlib.contextmanager
-def _exec_req(L, argv, env, cwd, stdin, timeout, pty):
+def _exec_req(L, argv, env, cwd, stdin, timeout, pty, end_session):
     """A ccsb_exec_req for exec() and launch_exec(), freed on leaving."""
     if isinstance(argv, (str, bytes)) or not argv:
         raise TypeError("argv: expected a non-empty list of strings")
@@ -368,6 +372,8 @@ def _exec_req(L, argv, env, cwd, stdin, timeout, pty):
         if pty is not None:
             rows, cols = pty
             _req_check(L.ccsb_exec_req_set_pty(req, rows, cols), "pty")
+        if end_session:
+            _req_check(L.ccsb_exec_req_set_end_session(req, 1), "end_session")
         yield req
     finally:
         L.ccsb_exec_req_free(req)
