@@ -235,6 +235,7 @@ extern "C" {
     pub fn ccsb_exec_req_set_stdin(req: *mut ccsb_exec_req, mode: c_int) -> c_int;
     pub fn ccsb_exec_req_set_timeout_ms(req: *mut ccsb_exec_req, ms: u64) -> c_int;
     pub fn ccsb_exec_req_set_pty(req: *mut ccsb_exec_req, rows: u16, cols: u16) -> c_int;
+    pub fn ccsb_exec_req_set_end_session(req: *mut ccsb_exec_req, on: c_int) -> c_int;
 
     pub fn ccsb_exec(s: *mut ccsb_session, req: *const ccsb_exec_req, out_exec_id: *mut u64) -> c_int;
     pub fn ccsb_exec_write_stdin(s: *mut ccsb_session, exec_id: u64, buf: *const c_void, len: usize) -> c_int;

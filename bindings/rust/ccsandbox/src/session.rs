@@ -295,6 +295,7 @@ pub struct ExecRequest {
     stdin_pipe: bool,
     timeout: Option<Duration>,
     pty: Option<(u16, u16)>,
+    end_session: bool,
 }
 
 struct RawReq(*mut sys::ccsb_exec_req);
@@ -343,6 +344,14 @@ impl ExecRequest {
     /// Run on a pseudo-terminal of rows x cols.
     pub fn pty(mut self, rows: u16, cols: u16) -> Self {
         self.pty = Some((rows, cols));
+        self
+    }
+
+    /// For one-shot runs: when this command's main process exits, the
+    /// session ends itself (every process of it killed, state `Destroyed`
+    /// after the exit event), without a `Session::stop` from here.
+    pub fn end_session(mut self, on: bool) -> Self {
+        self.end_session = on;
         self
     }
 
@@ -418,6 +427,13 @@ impl ExecRequest {
             fail(
                 unsafe { sys::ccsb_exec_req_set_pty(req.0, rows, cols) },
                 format!("pty: rejected {}x{}", rows, cols),
+            )?;
+        }
+        if self.end_session {
+            // SAFETY: valid request.
+            fail(
+                unsafe { sys::ccsb_exec_req_set_end_session(req.0, 1) },
+                "end_session: rejected".into(),
             )?;
         }
         Ok(req)
