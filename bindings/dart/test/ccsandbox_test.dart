@@ -1,6 +1,7 @@
 // The C integration scenarios through the Dart binding: probe; launch;
 // exec with stdout/stderr/exit; timeout; launchExec (session and first
-// command in one call); violation event from a denied write (native);
+// command in one call); endSession (the session ends itself after the
+// command, none and native); violation event from a denied write (native);
 // denied egress (native + egress).
 //
 // Needs libccsandbox.so.1: CCSB_LIBRARY=<build>/lib/libccsandbox.so.1 dart test
@@ -10,6 +11,52 @@ import 'package:ccsandbox/ccsandbox.dart';
 import 'package:test/test.dart';
 
 const none = SandboxSpec(backend: SandboxBackend.none);
+
+/// (state letter, start time) of [p], or null once it is gone. The start
+/// time tells a reused pid from the one we saw.
+(String, String)? _stat(int p) {
+  try {
+    final t = File('/proc/$p/stat').readAsStringSync();
+    final f = t.substring(t.lastIndexOf(')') + 1).trim().split(' ');
+    return (f[0], f[19]);
+  } on FileSystemException {
+    return null;
+  }
+}
+
+/// The live processes (pid -> start time) that have [marker] as an
+/// argument; the host sees a sandbox's processes under their host pids.
+Map<int, String> _withArg(String marker) {
+  final out = <int, String>{};
+  for (final e in Directory('/proc').listSync()) {
+    final p = int.tryParse(e.path.substring('/proc/'.length));
+    if (p == null) continue;
+    List<int> cmdline;
+    try {
+      cmdline = File('/proc/$p/cmdline').readAsBytesSync();
+    } on FileSystemException {
+      continue; // ended meanwhile
+    }
+    if (!String.fromCharCodes(cmdline).split('\u0000').contains(marker)) continue;
+    final st = _stat(p);
+    if (st != null && st.$1 != 'Z') out[p] = st.$2;
+  }
+  return out;
+}
+
+/// The processes of [procs] still alive after [limit]. A zombie is dead:
+/// reaping an orphan is its new parent's job (the host's init, on none).
+Future<Set<int>> _stillThere(Map<int, String> procs, Duration limit) async {
+  final sw = Stopwatch()..start();
+  for (;;) {
+    final left = {
+      for (final e in procs.entries)
+        if (_stat(e.key) case (final st, final start) when start == e.value && st != 'Z') e.key
+    };
+    if (left.isEmpty || sw.elapsed >= limit) return left;
+    await Future<void>.delayed(const Duration(milliseconds: 20));
+  }
+}
 
 void main() {
   late Sandbox sandbox;
@@ -185,6 +232,112 @@ void main() {
               .having((e) => e.code, 'code', CCSB_E_UNAVAILABLE)
               .having((e) => e.message, 'message', contains('microvm'))));
     });
+  });
+
+  group('endSession', () {
+    const limit = Duration(seconds: 10);
+    final markers = <String>[];
+    // A `sleep` argument no other process has.
+    String marker() {
+      final m = '${800000 + markers.length}.$pid';
+      markers.add(m);
+      return m;
+    }
+
+    // A failed test must not leave its week-long sleep behind.
+    tearDown(() {
+      for (final m in markers) {
+        for (final p in _withArg(m).keys) {
+          Process.killPid(p, ProcessSignal.sigkill);
+        }
+      }
+    });
+
+    List<String> script(String m) => ['sh', '-c', 'sleep $m & echo started; read go; echo last; exit 6'];
+
+    // The command's background sleep, once it runs.
+    Future<Map<int, String>> background(String m) async {
+      final sw = Stopwatch()..start();
+      var procs = _withArg(m);
+      while (procs.isEmpty && sw.elapsed < limit) {
+        await Future<void>.delayed(const Duration(milliseconds: 10));
+        procs = _withArg(m);
+      }
+      expect(procs, hasLength(1), reason: 'the background sleep is not running');
+      return procs;
+    }
+
+    // Lets the command finish; then the session reads destroyed (after the
+    // exit, never error), the sleep it left is gone, nothing more runs.
+    Future<void> endsItself(SandboxHandle h, SandboxExec x, Map<int, String> procs) async {
+      final seen = <SandboxEvent>[];
+      final sub = h.events.listen(seen.add);
+      final destroyed = h.events
+          .firstWhere((e) => e is SandboxStateChanged && e.state == SandboxState.destroyed)
+          .timeout(limit);
+      x.writeStdin('go\n'.codeUnits);
+      final r = await x.collect().timeout(limit);
+      expect(r.exitCode, 6);
+      expect(r.stdoutText, 'started\nlast\n');
+      final d = await destroyed;
+      await sub.cancel();
+      expect(r.exit.timestampUs, lessThanOrEqualTo(d.timestampUs));
+      expect(seen.whereType<SandboxError>(), isEmpty, reason: '$seen');
+      expect(seen.whereType<SandboxStateChanged>().where((e) => e.state == SandboxState.error), isEmpty);
+      expect(h.state, SandboxState.destroyed);
+      expect(h.error, '');
+      expect(await _stillThere(procs, limit), isEmpty, reason: "the command's background sleep survived");
+      expect(() => h.exec(['true']),
+          throwsA(isA<SandboxException>().having((e) => e.code, 'code', CCSB_E_STATE)));
+      h.close();
+    }
+
+    for (final backend in [SandboxBackend.none, SandboxBackend.native]) {
+      final spec = SandboxSpec(backend: backend);
+      Future<bool> usable() async {
+        if (backend != SandboxBackend.native) return true;
+        final pr = await sandbox.probe();
+        if (!pr.available) markTestSkipped('native backend unavailable here: ${pr.hint}');
+        return pr.available;
+      }
+
+      test('${backend.wireName}: exec with endSession ends the session', () async {
+        if (!await usable()) return;
+        final h = await sandbox.launch(spec);
+        expect((await h.run(['echo', 'warm'])).stdoutText, 'warm\n');
+        final m = marker();
+        final x = h.exec(script(m), stdin: true, endSession: true);
+        await endsItself(h, x, await background(m));
+      });
+
+      test('${backend.wireName}: launchExec with endSession is a one-shot run', () async {
+        if (!await usable()) return;
+        final m = marker();
+        final (h, x) = await sandbox.launchExec(spec, script(m), stdin: true, endSession: true);
+        await endsItself(h, x, await background(m));
+      });
+
+      test('${backend.wireName}: without endSession the session stays warm', () async {
+        if (!await usable()) return;
+        final h = await sandbox.launch(spec);
+        final m = marker();
+        final x = h.exec(script(m), stdin: true);
+        final procs = await background(m);
+        x.writeStdin('go\n'.codeUnits);
+        expect((await x.collect().timeout(limit)).exitCode, 6);
+        final sw = Stopwatch()..start();
+        while (h.state != SandboxState.warm && sw.elapsed < limit) {
+          await Future<void>.delayed(const Duration(milliseconds: 20));
+        }
+        expect(h.state, SandboxState.warm);
+        expect(await _stillThere(procs, const Duration(milliseconds: 200)), hasLength(1),
+            reason: 'the background sleep was killed with no endSession');
+        expect((await h.run(['echo', 'again'])).stdoutText, 'again\n');
+        // Closing the session is what ends the sleep then.
+        h.close();
+        expect(await _stillThere(procs, limit), isEmpty);
+      });
+    }
   });
 
   group('native', () {

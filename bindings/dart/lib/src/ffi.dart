@@ -199,6 +199,8 @@ typedef ccsb_exec_req_set_timeout_ms_native = Int Function(Pointer<CcsbExecReq>,
 typedef ccsb_exec_req_set_timeout_ms_dart = int Function(Pointer<CcsbExecReq>, int);
 typedef ccsb_exec_req_set_pty_native = Int Function(Pointer<CcsbExecReq>, Uint16, Uint16);
 typedef ccsb_exec_req_set_pty_dart = int Function(Pointer<CcsbExecReq>, int, int);
+typedef ccsb_exec_req_set_end_session_native = Int Function(Pointer<CcsbExecReq>, Int);
+typedef ccsb_exec_req_set_end_session_dart = int Function(Pointer<CcsbExecReq>, int);
 typedef ccsb_exec_native = Int Function(Pointer<CcsbSession>, Pointer<CcsbExecReq>, Pointer<Uint64>);
 typedef ccsb_exec_dart = int Function(Pointer<CcsbSession>, Pointer<CcsbExecReq>, Pointer<Uint64>);
 typedef ccsb_exec_write_stdin_native = Int Function(Pointer<CcsbSession>, Uint64, Pointer<Void>, Size);
@@ -313,6 +315,7 @@ class CcsbBindings {
   late final ccsb_exec_req_set_stdin = library.lookupFunction<ccsb_exec_req_set_stdin_native, ccsb_exec_req_set_stdin_dart>('ccsb_exec_req_set_stdin');
   late final ccsb_exec_req_set_timeout_ms = library.lookupFunction<ccsb_exec_req_set_timeout_ms_native, ccsb_exec_req_set_timeout_ms_dart>('ccsb_exec_req_set_timeout_ms');
   late final ccsb_exec_req_set_pty = library.lookupFunction<ccsb_exec_req_set_pty_native, ccsb_exec_req_set_pty_dart>('ccsb_exec_req_set_pty');
+  late final ccsb_exec_req_set_end_session = library.lookupFunction<ccsb_exec_req_set_end_session_native, ccsb_exec_req_set_end_session_dart>('ccsb_exec_req_set_end_session');
   late final ccsb_exec = library.lookupFunction<ccsb_exec_native, ccsb_exec_dart>('ccsb_exec');
   late final ccsb_exec_write_stdin = library.lookupFunction<ccsb_exec_write_stdin_native, ccsb_exec_write_stdin_dart>('ccsb_exec_write_stdin');
   late final ccsb_exec_close_stdin = library.lookupFunction<ccsb_exec_close_stdin_native, ccsb_exec_close_stdin_dart>('ccsb_exec_close_stdin');

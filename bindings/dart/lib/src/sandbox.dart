@@ -112,7 +112,7 @@ Future<(int, int, String)> _launchInHelper((String, int, String) args) =>
 final class _ExecArgs {
   /// Checks everything the caller can get wrong here, in the caller's
   /// isolate, so that the error names the argument.
-  _ExecArgs(this.argv, this.env, this.cwd, this.stdin, this.timeout, this.pty) {
+  _ExecArgs(this.argv, this.env, this.cwd, this.stdin, this.timeout, this.pty, this.endSession) {
     if (argv.isEmpty) throw ArgumentError.value(argv, 'argv', 'must not be empty');
     void noNul(String v, String field) {
       if (v.contains('\u0000')) throw ArgumentError.value(v, field, 'contains a NUL character');
@@ -137,6 +137,7 @@ final class _ExecArgs {
   final bool stdin;
   final Duration? timeout;
   final (int, int)? pty;
+  final bool endSession;
 }
 
 /// Builds the ccsb_exec_req for [a], runs [body] with it and frees it.
@@ -178,6 +179,10 @@ T _withExecReq<T>(CcsbBindings b, _ExecArgs a, T Function(Pointer<CcsbExecReq> r
       if (pty != null) {
         final (rows, cols) = pty;
         check(b.ccsb_exec_req_set_pty(req, rows, cols), 'ccsb_exec_req_set_pty', 'pty: rejected');
+      }
+      if (a.endSession) {
+        check(b.ccsb_exec_req_set_end_session(req, 1), 'ccsb_exec_req_set_end_session',
+            'endSession: rejected');
       }
       return body(req, arena);
     } finally {
@@ -409,15 +414,17 @@ class Sandbox implements Finalizable {
   /// is ready. Completes with the handle and the running exec, whose events
   /// all reach [SandboxExec.events] (none is lost while the call is in
   /// flight). Either both exist, or it fails with a SandboxException (the
-  /// library's message) and nothing is left running.
+  /// library's message) and nothing is left running. The options are
+  /// [SandboxHandle.exec]'s; `endSession: true` makes it a one-shot run.
   Future<(SandboxHandle, SandboxExec)> launchExec(SandboxSpec spec, List<String> argv,
       {Map<String, String> env = const {},
       String? cwd,
       bool stdin = false,
       Duration? timeout,
-      (int, int)? pty}) async {
+      (int, int)? pty,
+      bool endSession = false}) async {
     _checkOpen();
-    final args = _ExecArgs(argv, env, cwd, stdin, timeout, pty);
+    final args = _ExecArgs(argv, env, cwd, stdin, timeout, pty, endSession);
     final json = jsonEncode(spec.toJson());
     _launching++;
     _launchingExec++;
@@ -595,15 +602,20 @@ class SandboxHandle implements Finalizable {
   }
 
   /// Starts [argv] (argv[0] looked up on the session's PATH). [stdin]: feed
-  /// it with [SandboxExec.writeStdin]; [pty]: (rows, cols) of a terminal.
+  /// it with [SandboxExec.writeStdin]; [pty]: (rows, cols) of a terminal;
+  /// [endSession]: when argv's main process exits, the session ends itself
+  /// (every process of it killed; after the exit event, a
+  /// [SandboxStateChanged] to [SandboxState.destroyed]) with no [stop] from
+  /// here. For one-shot runs; [close] the handle afterwards as usual.
   SandboxExec exec(List<String> argv,
       {Map<String, String> env = const {},
       String? cwd,
       bool stdin = false,
       Duration? timeout,
-      (int, int)? pty}) {
+      (int, int)? pty,
+      bool endSession = false}) {
     _checkOpen();
-    final args = _ExecArgs(argv, env, cwd, stdin, timeout, pty);
+    final args = _ExecArgs(argv, env, cwd, stdin, timeout, pty, endSession);
     return _withExecReq(_b, args, (req, arena) {
       final id = arena<Uint64>();
       _sandbox._check(_b.ccsb_exec(_ptr, req, id), 'ccsb_exec');
