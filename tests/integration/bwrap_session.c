@@ -609,7 +609,9 @@ START_TEST(launch_exec_runs_first_command)
              atoi(p + strlen("\"httpProxyPort\":")));
     ccsb_free(d);
     ck_assert_str_eq(x->out, want);
-    ck_assert_int_eq(h_exists(path_in(ws, ".gitmodules")), 0);
+    char *gm = path_in(ws, ".gitmodules");
+    ck_assert_int_eq(h_exists(gm), 0);
+    free(gm);
     /* the session stays warm and serves the next command */
     x = h_run(&h, "echo next");
     ck_assert_int_eq(x->code, 0);
