@@ -366,7 +366,8 @@ CCSB_API int ccsb_launch_exec(ccsb_ctx *ctx, const ccsb_spec *spec, const ccsb_e
  * CCSB_E_REENTRANT from inside a callback of the context. */
 CCSB_API int ccsb_session_stop(ccsb_session *s);
 /* Stops if needed and frees the handle. NULL-safe, any thread; from inside
- * a callback of the context it takes effect once the callback returned. */
+ * a callback of the context it takes effect once the callback returned.
+ * It may also come after ccsb_ctx_free of its context (which stopped it). */
 CCSB_API void ccsb_session_destroy(ccsb_session *s);
 /* Freeze / thaw every process of the session. */
 CCSB_API int ccsb_session_suspend(ccsb_session *s);

@@ -449,6 +449,35 @@ START_TEST(end_session_stops_the_session)
 }
 END_TEST
 
+/* The context may go first: it stops its sessions, and destroying a
+ * session afterwards only frees the handle. */
+START_TEST(session_destroyed_after_its_context)
+{
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    ccsb_session *s = launch_none(ctx, NULL);
+    const char *argv[] = {"sh", "-c", "sleep 1000.625"};
+    run(s, argv, 3, 0);
+    int there = 0;
+    for (int i = 0; i < 250 && !there; i++) {
+        there = system("pgrep -f '[s]leep 1000.625' >/dev/null") == 0;
+        if (!there)
+            usleep(20000);
+    }
+    ck_assert_msg(there, "the command never started");
+    ccsb_ctx_free(ctx);
+    int left = 1;
+    for (int i = 0; i < 100 && left; i++) {
+        left = system("pgrep -f '[s]leep 1000.625' >/dev/null") == 0;
+        if (left)
+            usleep(20000);
+    }
+    ck_assert_int_eq(left, 0);
+    ck_assert_int_eq(ccsb_session_state(s), CCSB_STATE_DESTROYED);
+    ccsb_session_destroy(s);
+}
+END_TEST
+
 /* A host that owns its libevent loop: no library thread, events on the base. */
 struct cb_state {
     uint64_t id;
@@ -1203,6 +1232,7 @@ static Suite *none_suite(void)
     tcase_add_test(tc, invalid_spec_launches_nothing);
     tcase_add_test(tc, launch_exec_in_one_call);
     tcase_add_test(tc, end_session_stops_the_session);
+    tcase_add_test(tc, session_destroyed_after_its_context);
     tcase_add_test(tc, caller_owned_event_base);
     tcase_add_test(tc, session_timeout_stops_session);
     tcase_add_test(tc, suspend_and_resume);

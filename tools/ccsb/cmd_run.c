@@ -292,9 +292,11 @@ out:
             ccsb_session_stop(d.s);
             drain(&d);
         }
-        ccsb_session_destroy(d.s);
     }
+    /* The context first: its loop thread ends with the session shut down,
+     * and the session handle is then only memory (no round trip). */
     ccsb_ctx_free(d.ctx);
+    ccsb_session_destroy(d.s);
     if (d.events && d.events != stdout)
         fclose(d.events);
     run_opts_free(&o);
