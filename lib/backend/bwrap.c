@@ -433,6 +433,7 @@ static void bwrap_stop(struct ccsb_session *s)
         event_del(bs->pid_ev);
     egress_pair_free(bs->egress);
     bs->egress = NULL;
+    bwrap_guard_finish(bs);
     bwrap_teardown(s, bs);
     /* After the sandbox is gone: until then a trapped call gets its answer. */
     bwrap_guard_release(bs);

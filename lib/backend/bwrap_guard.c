@@ -194,6 +194,11 @@ void bwrap_guard_listener(struct bwrap_session *bs, uint64_t exec_id, int fd)
     guard_supervisor_add_listener(bs->guard, fd, exec_id, err, sizeof err);
 }
 
+void bwrap_guard_finish(struct bwrap_session *bs)
+{
+    guard_supervisor_finish(bs->guard);
+}
+
 void bwrap_guard_release(struct bwrap_session *bs)
 {
     guard_supervisor_free(bs->guard);
@@ -249,6 +254,10 @@ int bwrap_guard_attach(struct ccsb_session *s, struct bwrap_session *bs)
 void bwrap_guard_listener(struct bwrap_session *bs, uint64_t exec_id, int fd)
 {
     close(fd);
+}
+
+void bwrap_guard_finish(struct bwrap_session *bs)
+{
 }
 
 void bwrap_guard_release(struct bwrap_session *bs)

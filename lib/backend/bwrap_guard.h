@@ -40,6 +40,9 @@ int bwrap_guard_send(struct bwrap_session *bs, char *err, size_t errlen);
 int bwrap_guard_attach(struct ccsb_session *s, struct bwrap_session *bs);
 /* Loop thread: an exec's listener arrived (takes fd). */
 void bwrap_guard_listener(struct bwrap_session *bs, uint64_t exec_id, int fd);
+/* The sandbox is about to be torn down: the supervisor ends by itself once
+ * its last task is gone (answering until then), in parallel with bwrap. */
+void bwrap_guard_finish(struct bwrap_session *bs);
 /* Stops the supervisor and frees everything (safe to call twice). */
 void bwrap_guard_release(struct bwrap_session *bs);
 /* Loop thread: deliver the guard's queued reports now (before reading a

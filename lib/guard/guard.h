@@ -118,6 +118,10 @@ int guard_supervisor_new_with_paths(struct event_base *base, const char *const *
 /* Takes ownership of listener_fd (closed on every path). */
 int guard_supervisor_add_listener(struct guard_supervisor *g, int listener_fd, uint64_t tag,
                                   char *err, size_t errlen);
+/* The sandbox is going away: the thread ends by itself once every listener
+ * has hung up (no task of any filter is left), still answering until then,
+ * so that guard_supervisor_free has nothing left to wait for. */
+void guard_supervisor_finish(struct guard_supervisor *g);
 /* Stops the thread and closes every listener: trapped calls still waiting
  * fail (ENOSYS); nothing is let through. Queued reports are dropped. */
 void guard_supervisor_free(struct guard_supervisor *g);

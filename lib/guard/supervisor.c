@@ -66,6 +66,7 @@ struct guard_supervisor {
     int init_done, init_rc;
     char init_err[256];
     int stop;
+    int finish; /* end once no listener is left (the sandbox is going) */
     struct listener *incoming;
     size_t n_incoming, cap_incoming;
     struct report *rq_head, **rq_tail;
@@ -166,13 +167,15 @@ struct thread_state {
     size_t notif_size;
 };
 
-static int take_incoming(struct guard_supervisor *g, struct thread_state *ts, int *stop)
+static int take_incoming(struct guard_supervisor *g, struct thread_state *ts, int *stop,
+                         int *finish)
 {
     uint64_t v;
     if (read(g->ctl, &v, sizeof v) < 0 && errno != EAGAIN)
         return -errno;
     pthread_mutex_lock(&g->mu);
     *stop = g->stop;
+    *finish = g->finish;
     int rc = 0;
     if (ts->n + g->n_incoming > ts->cap) {
         size_t cap = ts->n + g->n_incoming + 8;
@@ -247,7 +250,7 @@ static void *supervise(void *arg)
         return NULL;
     }
 
-    int stop = 0;
+    int stop = 0, finish = 0;
     while (!stop) {
         ts.pfd[0] = (struct pollfd){.fd = g->ctl, .events = POLLIN};
         for (size_t i = 0; i < ts.n; i++)
@@ -287,7 +290,7 @@ static void *supervise(void *arg)
         if (ts.em.n_pending)
             emu_tick(&ts.em);
         if (ts.pfd[0].revents & POLLIN) {
-            int r = take_incoming(g, &ts, &stop);
+            int r = take_incoming(g, &ts, &stop, &finish);
             if (r < 0) {
                 char raw[128];
                 snprintf(raw, sizeof raw, "adding a listener failed: %s", strerror(-r));
@@ -295,6 +298,10 @@ static void *supervise(void *arg)
             }
         }
         publish_listeners(g, ts.n);
+        /* Every task of every filter is gone: nothing can trap any more,
+         * and the teardown finds the thread already ended. */
+        if (finish && ts.n == 0)
+            break;
     }
     emu_clear(&ts.em);
     while (ts.n)
@@ -411,6 +418,18 @@ int guard_supervisor_add_listener(struct guard_supervisor *g, int listener_fd, u
     if (write(g->ctl, &one, sizeof one) < 0 && errno != EAGAIN)
         return errf(err, errlen, CCSB_E_IO, "waking the guard thread: %s", strerror(errno));
     return 0;
+}
+
+void guard_supervisor_finish(struct guard_supervisor *g)
+{
+    if (!g || !g->started)
+        return;
+    pthread_mutex_lock(&g->mu);
+    g->finish = 1;
+    pthread_mutex_unlock(&g->mu);
+    uint64_t one = 1;
+    while (write(g->ctl, &one, sizeof one) < 0 && errno == EINTR) {
+    }
 }
 
 void guard_supervisor_free(struct guard_supervisor *g)

@@ -11,6 +11,7 @@
  * guard_harness child NAME FD [naive]
  *   (internal) installs the filter, sends the listener over FD, runs NAME.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
@@ -213,6 +214,32 @@ static void on_exit_ev(evutil_socket_t fd, short what, void *arg)
     event_base_loopbreak(r->base);
 }
 
+/* 1 once no thread of ours is named ccsb-guard (bounded wait). */
+static int guard_thread_gone(int max_ms)
+{
+    for (int waited = 0; waited <= max_ms; waited += 10) {
+        int found = 0;
+        DIR *d = opendir("/proc/self/task");
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            char path[300], comm[32] = "";
+            snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+            FILE *f = e->d_name[0] != '.' ? fopen(path, "re") : NULL;
+            if (f) {
+                if (fgets(comm, sizeof comm, f) && strncmp(comm, "ccsb-guard", 10) == 0)
+                    found = 1;
+                fclose(f);
+            }
+        }
+        if (d)
+            closedir(d);
+        if (!found)
+            return 1;
+        usleep(10000);
+    }
+    return 0;
+}
+
 /* Runs a supervisor in a separate process so that it can be SIGKILLed. */
 /* Protected paths below <work>/guarded, held only by the guard (in a real
  * session these are the missing mandatory deny-write paths). */
@@ -371,6 +398,13 @@ static int run_one(const char *self, const struct scenario *sc, int bwrap)
     close(out[0]);
     struct guard_stats st = {0};
     if (g) {
+        /* Every task of the filter is gone: told to finish, the thread
+         * must end by itself (the teardown then waits for nothing). */
+        guard_supervisor_finish(g);
+        if (!guard_thread_gone(3000)) {
+            fprintf(stderr, "  the supervisor's thread did not end after finish\n");
+            fail = 1;
+        }
         guard_supervisor_stats(g, &st);
         guard_supervisor_free(g);
     }
