@@ -421,8 +421,10 @@ static void bwrap_stop(struct ccsb_session *s)
     struct bwrap_session *bs = bs_of(s);
     if (!bs || bs->stopping)
         return;
-    /* Exits that already arrived are real: report them before the kill. */
-    if (!bs->dead)
+    /* Exits that already arrived are real: report them before the kill.
+     * Only once attached: until then the socket blocks (a launch whose
+     * attach failed would wait on it for ever) and no exec is ours yet. */
+    if (!bs->dead && bs->ctrl_ev)
         bwrap_dispatch(s, bs);
     bs->stopping = 1;
     if (bs->ctrl_ev)
