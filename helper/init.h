@@ -73,6 +73,7 @@ struct exec_child {
     const struct init_opts *opts;
     int fds[3];             /* stdin, stdout, stderr; unused with a pty */
     const char *slave_name; /* NULL: no pty */
+    int gate;               /* INIT_EXEC_GATE: wait for the host's go (-1: none) */
 };
 __attribute__((noreturn)) void exec_child_run(const struct exec_child *c);
 /*

@@ -120,12 +120,28 @@ static void hand_listener(uint64_t id, int lfd)
     close(lfd);
 }
 
+/* 1 once the host said go on the gate, 0 when it closed it instead. */
+static int gate_open(int fd)
+{
+    char go;
+    ssize_t n;
+    do
+        n = read(fd, &go, 1);
+    while (n < 0 && errno == EINTR);
+    close(fd);
+    return n == 1;
+}
+
 /* The rest of the way to the command, once it is known. */
 __attribute__((noreturn)) static void run_command(const struct exec_child *c, int lfd)
 {
     hand_listener(c->id, lfd);
     if (c->slave_name ? take_pty(c->slave_name) : take_stdio(c->fds))
         die(126, c->slave_name ? "pty" : "stdio", c->slave_name, errno);
+    /* Sent ahead of the host's attach: a launch that failed after READY
+     * closes the gate, and the command never runs. */
+    if (c->gate >= 0 && !gate_open(c->gate))
+        _exit(0);
     if (close_range(3, ~0u, 0) < 0)
         die(126, "close_range", NULL, errno);
 
@@ -189,10 +205,12 @@ void exec_spare_run(const struct init_guard *g, const struct init_opts *opts, in
         _exit(0); /* ccsb-init retired us, or is gone */
     close(sock);
     int pty = (m.flags & INIT_EXEC_PTY) != 0;
+    int gated = (m.flags & INIT_EXEC_GATE) != 0;
+    size_t want = (pty ? 1u : 4u) + (gated ? 1u : 0u);
     struct init_exec_data d;
     /* ccsb-init checked the request and the data already (a sealed memfd:
      * what it read is what we read). */
-    if (m.type != INIT_MSG_EXEC || nfds != (pty ? 1u : 4u) || (pty && !m.text[0]))
+    if (m.type != INIT_MSG_EXEC || nfds != want || (pty && !m.text[0]))
         die(126, "bad request for the spare", NULL, EPROTO);
     r = init_exec_data_unpack(fds[0], &d);
     if (r < 0)
@@ -205,6 +223,7 @@ void exec_spare_run(const struct init_guard *g, const struct init_opts *opts, in
         .opts = opts,
         .fds = {pty ? -1 : fds[1], pty ? -1 : fds[2], pty ? -1 : fds[3]},
         .slave_name = pty ? m.text : NULL,
+        .gate = gated ? fds[want - 1] : -1,
     };
     run_command(&c, lfd);
 }

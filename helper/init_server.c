@@ -190,7 +190,8 @@ static pid_t use_spare(struct server *sv, const struct init_msg *m, const int *f
 static void handle_exec(struct server *sv, const struct init_msg *m, int *fds, size_t nfds)
 {
     int pty = (m->flags & INIT_EXEC_PTY) != 0;
-    size_t want = pty ? 1u : 4u;
+    int gated = (m->flags & INIT_EXEC_GATE) != 0;
+    size_t want = (pty ? 1u : 4u) + (gated ? 1u : 0u);
     if ((nfds != want && nfds != want + 2) || find_exec(sv, m->id)) {
         close_fds(fds, nfds);
         send_failed(sv, m->id, EPROTO, "bad exec request");
@@ -238,6 +239,7 @@ static void handle_exec(struct server *sv, const struct init_msg *m, int *fds, s
             .opts = &sv->opts,
             .fds = {pty ? -1 : fds[1], pty ? -1 : fds[2], pty ? -1 : fds[3]},
             .slave_name = pty ? slave : NULL,
+            .gate = gated ? fds[want - 1] : -1,
         };
         exec_child_run(&c);
     }

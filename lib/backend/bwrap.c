@@ -26,6 +26,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -71,6 +72,7 @@ static struct bwrap_session *bs_new(void)
     bs->pidfd = bs->jpidfd = bs->ctrl = bs->errfd = bs->watch_w = -1;
     bs->args_w = bs->err_w = -1;
     bs->listeners[0] = bs->listeners[1] = -1;
+    bs->gate = -1;
     bs->next_req = 1ull << 63;
     return bs;
 }
@@ -252,7 +254,7 @@ static int forced_env(struct ccsb_session *s, struct bwrap_session *bs, struct s
 /* Sends the command to ccsb-init (caller's thread during a launch, else
  * the loop); bwrap_exec_finish waits until it started. */
 int bwrap_exec_send(struct ccsb_session *s, struct bwrap_session *bs, struct exec *x, const struct ccsb_exec_req *req,
-                    int cin, int cout, int cerr, char *err, size_t errlen)
+                    int cin, int cout, int cerr, int gate, char *err, size_t errlen)
 {
     struct strv forced = STRV_INIT, env = STRV_INIT;
     const char *cwd = req->cwd ? req->cwd : s->policy->guest_workdir;
@@ -272,7 +274,7 @@ int bwrap_exec_send(struct ccsb_session *s, struct bwrap_session *bs, struct exe
     }
     struct init_msg m;
     init_msg_init(&m, INIT_MSG_EXEC, x->id);
-    int fds[6] = {data, cin, cout, cerr, -1, -1};
+    int fds[INIT_MAX_FDS] = {data, cin, cout, cerr, -1, -1, -1};
     size_t nfds = 4;
     if (req->pty) {
         m.flags = INIT_EXEC_PTY;
@@ -282,6 +284,10 @@ int bwrap_exec_send(struct ccsb_session *s, struct bwrap_session *bs, struct exe
     }
     if (req->end_session)
         m.flags |= INIT_EXEC_END;
+    if (gate >= 0) {
+        m.flags |= INIT_EXEC_GATE;
+        fds[nfds++] = gate;
+    }
     /* The channel of the spare that will run the next exec. Not under a
      * process limit: a waiting spare would take one of the user's slots. */
     int pair[2] = {-1, -1};
@@ -308,6 +314,13 @@ static int bwrap_exec_finish(struct ccsb_session *s, struct exec *x,
                              const struct ccsb_exec_req *req, char *err, size_t errlen)
 {
     struct bwrap_session *bs = bs_of(s);
+    if (bs->gate >= 0) {
+        /* Attached: the command sent ahead may run now. (A failed send
+         * means its process is gone: the reply below tells.) */
+        send(bs->gate, "g", 1, MSG_NOSIGNAL);
+        close(bs->gate);
+        bs->gate = -1;
+    }
     struct bwrap_exec *be = calloc(1, sizeof *be);
     if (!be)
         return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
@@ -360,7 +373,7 @@ out:
 static int bwrap_exec(struct ccsb_session *s, struct exec *x, const struct ccsb_exec_req *req,
                       int cin, int cout, int cerr, char *err, size_t errlen)
 {
-    int r = bwrap_exec_send(s, bs_of(s), x, req, cin, cout, cerr, err, errlen);
+    int r = bwrap_exec_send(s, bs_of(s), x, req, cin, cout, cerr, -1, err, errlen);
     return r < 0 ? r : bwrap_exec_finish(s, x, req, err, errlen);
 }
 
@@ -421,8 +434,10 @@ static void bwrap_stop(struct ccsb_session *s)
     struct bwrap_session *bs = bs_of(s);
     if (!bs || bs->stopping)
         return;
-    /* Exits that already arrived are real: report them before the kill. */
-    if (!bs->dead)
+    /* Exits that already arrived are real: report them before the kill.
+     * Only once attached: until then the socket blocks (a launch whose
+     * attach failed would wait on it for ever) and no exec is ours yet. */
+    if (!bs->dead && bs->ctrl_ev)
         bwrap_dispatch(s, bs);
     bs->stopping = 1;
     if (bs->ctrl_ev)

@@ -45,6 +45,7 @@ struct bwrap_session {
     char spawn_err[256];
     int listeners[2]; /* http, socks: listening sockets in the sandbox's netns */
     int http_port, socks_port;
+    int gate;         /* the first command's go (INIT_EXEC_GATE) until attached (-1) */
     char *helper;     /* host path of ccsb-init */
     char *bwrap;      /* host path of bwrap */
     struct placeholder *ph; /* mount points this launch created (paths owned) */
@@ -122,9 +123,10 @@ int bwrap_send(struct bwrap_session *bs, const struct init_msg *m, const int *fd
  */
 int bwrap_spare_pair(int pair[2]);
 /* Sends a command to ccsb-init (bwrap.c); the launch sends ccsb_launch_exec's
- * first one ahead of READY with it. */
+ * first one ahead of READY with it, held at a gate (>= 0: its sandbox end)
+ * that bwrap_exec_finish opens through bs->gate. */
 int bwrap_exec_send(struct ccsb_session *s, struct bwrap_session *bs, struct exec *x, const struct ccsb_exec_req *req,
-                    int cin, int cout, int cerr, char *err, size_t errlen);
+                    int cin, int cout, int cerr, int gate, char *err, size_t errlen);
 int bwrap_send_spare(struct bwrap_session *bs);
 /*
  * Waits (bounded) for the reply of `type`s matching id; other messages are

@@ -337,6 +337,7 @@ void bwrap_teardown(struct ccsb_session *s, struct bwrap_session *bs)
     close_fd(&bs->errfd);
     close_fd(&bs->listeners[0]);
     close_fd(&bs->listeners[1]);
+    close_fd(&bs->gate);
 }
 
 static int write_all(int fd, const char *buf, size_t len)
@@ -808,11 +809,24 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
      * A failed send means the sandbox ended: wait_ready says why. */
     if (!p->pids_max)
         bwrap_send_spare(bs);
-    /* ccsb_launch_exec: the command waits in the channel behind READY. */
+    /* ccsb_launch_exec: the command waits in the channel behind READY, and
+     * its process at a gate until the session is attached: a launch that
+     * fails after READY (the session id taken, the proxies) closes the gate
+     * and nothing ran. */
     s->first_sent = 0;
     if (s->first) {
-        r = bwrap_exec_send(s, bs, s->first, s->first_req, s->first_child[0], s->first_child[1],
-                            s->first_child[2], err, errlen);
+        int gate[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) < 0) {
+            r = errf(err, errlen, CCSB_E_IO, "socketpair: %s", strerror(errno));
+            goto fail;
+        }
+        bs->gate = fd_above_stdio(gate[1]);
+        gate[0] = fd_above_stdio(gate[0]);
+        r = gate[0] < 0 || bs->gate < 0
+                ? errf(err, errlen, CCSB_E_IO, "fcntl: %s", strerror(errno))
+                : bwrap_exec_send(s, bs, s->first, s->first_req, s->first_child[0],
+                                  s->first_child[1], s->first_child[2], gate[0], err, errlen);
+        close_fd(&gate[0]);
         /* Not sent because the sandbox ended: wait_ready tells why. */
         if (r == CCSB_E_STATE) {
             r = wait_ready(s, bs, err, errlen);

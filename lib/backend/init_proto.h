@@ -29,7 +29,7 @@
 #define INIT_GUEST_PATH "/run/ccsb/ccsb-init"
 
 /* Most fds one message carries. */
-#define INIT_MAX_FDS 6
+#define INIT_MAX_FDS 7
 
 enum init_msg_type {
     /* ccsb-init -> host */
@@ -47,8 +47,9 @@ enum init_msg_type {
     /* host -> ccsb-init */
     INIT_MSG_EXEC = 16,   /* id; flags INIT_EXEC_*; a = rows, b = cols;
                              fds: [data memfd, stdin, stdout, stderr] or
-                                  [data memfd] with INIT_EXEC_PTY, each optionally
-                                  followed by a spare channel (see INIT_MSG_SPARE) */
+                                  [data memfd] with INIT_EXEC_PTY, then [gate] with
+                                  INIT_EXEC_GATE, each optionally followed by a
+                                  spare channel (see INIT_MSG_SPARE) */
     INIT_MSG_KILL = 17,   /* id; a = signal; the exec's process group (no reply) */
     INIT_MSG_SUSPEND = 19,/* stop every process in the sandbox */
     INIT_MSG_RESUME = 20, /* continue them */
@@ -80,6 +81,10 @@ enum init_msg_type {
 
 #define INIT_EXEC_PTY 0x1u
 #define INIT_EXEC_END 0x2u /* the sandbox ends when this exec's main process does */
+/* The command waits before exec for one byte on the gate fd, the host's go;
+ * EOF there and it exits instead (a command sent ahead of the host's attach
+ * never runs for a launch that failed). */
+#define INIT_EXEC_GATE 0x4u
 
 #define INIT_TEXT_MAX 240
 

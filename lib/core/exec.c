@@ -140,6 +140,11 @@ void exec_exited(struct exec *x, int code, int sig)
         x->timer = NULL;
     }
     close_fd(&x->in_fd);
+    /* The session ends with it: from here on it takes no new command, not
+     * even from the callback that delivers this exit (the stop itself
+     * comes after the events). */
+    if (x->end_session)
+        session_stop_soon(s);
     if (x->kill_reason) {
         struct ccsb_event *k = evt_new(CCSB_EVENT_KILLED, s->id, x->id);
         if (k) {
@@ -160,8 +165,6 @@ void exec_exited(struct exec *x, int code, int sig)
     }
     if (s->state == CCSB_STATE_ACTIVE && session_running_execs(s) == 0)
         session_set_state(s, CCSB_STATE_WARM, "idle");
-    if (x->end_session)
-        session_stop_soon(s);
     maybe_release(x);
 }
 
@@ -364,6 +367,10 @@ int exec_start(struct ccsb_session *s, const struct ccsb_exec_req *req, uint64_t
     if (s->state != CCSB_STATE_WARM && s->state != CCSB_STATE_ACTIVE) {
         snprintf(err, errlen, "the session is %s; exec needs a warm or active session",
                  ccsb_state_name(s->state));
+        return CCSB_E_STATE;
+    }
+    if (s->end_ev) {
+        snprintf(err, errlen, "the session is ending: its end_session command ended");
         return CCSB_E_STATE;
     }
     struct exec *x;

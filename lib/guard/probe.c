@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -182,7 +183,14 @@ int guard_supported(char *why, size_t whylen)
         child(p, fds[1]);
     }
     close(fds[1]);
+    /* The answer is kept for a context's life: a host's signal must not
+     * interrupt the ioctls on the way (an interrupted ADDFD+SEND cannot be
+     * retried, its notification is answered or gone) and make it a no. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
     int ok = host_side(pid, fds[0], why, whylen);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!ok)
         kill(pid, SIGKILL);
     /* Reap our own child by pid; with SIGCHLD ignored it is gone already. */

@@ -4,6 +4,7 @@
  * attacks live in tests/escape.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -722,6 +723,126 @@ START_TEST(launch_exec_failure_leaves_nothing)
 }
 END_TEST
 
+/* ccsb-init processes of sandboxes this process started (bwrap's children). */
+static int own_sandbox_inits(void)
+{
+    DIR *d = opendir("/proc");
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        int pid = atoi(e->d_name);
+        if (pid <= 0)
+            continue;
+        char path[64], buf[256];
+        snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
+        FILE *f = fopen(path, "re");
+        size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[len] = '\0';
+        if (strcmp(buf, "/run/ccsb/ccsb-init") != 0 || strlen(buf) + 5 > len ||
+            strcmp(buf + strlen(buf) + 1, "init") != 0)
+            continue;
+        /* pid -> bwrap -> us */
+        pid_t up = pid;
+        for (int i = 0; i < 2 && up > 0; i++) {
+            snprintf(path, sizeof path, "/proc/%d/stat", up);
+            f = fopen(path, "re");
+            len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+            if (f)
+                fclose(f);
+            buf[len] = '\0';
+            char *close_paren = strrchr(buf, ')');
+            int ppid = -1;
+            if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1)
+                ppid = -1;
+            up = ppid;
+        }
+        n += up == getpid();
+    }
+    closedir(d);
+    return n;
+}
+
+/*
+ * Holds the loop thread (from the doorbell, which the loop rings) while a
+ * launch has its sandbox ready but is not attached yet, so that a command
+ * sent ahead has all the time it needs to run if nothing stops it.
+ */
+struct hold {
+    ccsb_session *other; /* a session whose state change rings the bell */
+    const char *victim;
+    int armed;
+};
+
+static void hold_bell(void *ud)
+{
+    struct hold *hd = ud;
+    if (!__atomic_exchange_n(&hd->armed, 0, __ATOMIC_SEQ_CST))
+        return;
+    for (int i = 0; i < 100 && h_exists(hd->victim); i++)
+        usleep(20000);
+}
+
+static void *hold_when_started(void *arg)
+{
+    struct hold *hd = arg;
+    /* the second sandbox's ccsb-init exists: its launch no longer needs the
+     * loop until the attach */
+    for (int i = 0; i < 2000 && own_sandbox_inits() < 2; i++)
+        usleep(1000);
+    __atomic_store_n(&hd->armed, 1, __ATOMIC_SEQ_CST);
+    ccsb_session_suspend(hd->other); /* an event: the bell rings on the loop */
+    return NULL;
+}
+
+/*
+ * A launch that fails once the sandbox is up (here: its session id is
+ * taken, found when attaching) returns at once, and with ccsb_launch_exec
+ * the command it sent ahead never ran (it was: an unlink in the workspace
+ * done while the call reported failure). Was: ccsb_launch hung for ever
+ * reading the blocking control socket in the teardown.
+ */
+START_TEST(failed_attach_returns_and_runs_nothing)
+{
+    ccsb_spec_set_session_id(spec, "ccsb-it-taken");
+    launch();
+    h_pump(&h, 50);
+    ccsb_session *b = NULL;
+    double t0 = h_now();
+    ck_assert_int_eq(ccsb_launch(h.ctx, spec, &b), CCSB_E_STATE);
+    ck_assert_ptr_null(b);
+    ck_assert_ptr_nonnull(strstr(h_errmsg(&h), "already used"));
+    ck_assert_double_lt(h_now() - t0, 10.0);
+
+    char *victim = path_in(ws, "victim");
+    h_write(victim, "v");
+    const char *argv[] = {"rm", "-f", victim};
+    ccsb_exec_req *req;
+    ck_assert_int_eq(ccsb_exec_req_new(&req), 0);
+    ck_assert_int_eq(ccsb_exec_req_set_argv(req, argv, 3), 0);
+    struct hold hd = {.other = h.s, .victim = victim};
+    ck_assert_int_eq(ccsb_ctx_set_wakeup(h.ctx, hold_bell, &hd, NULL), 0);
+    h_pump(&h, 20); /* an empty queue: the next event rings */
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, hold_when_started, &hd), 0);
+    uint64_t id = 5;
+    int r = ccsb_launch_exec(h.ctx, spec, req, &b, &id);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(ccsb_ctx_set_wakeup(h.ctx, NULL, NULL, NULL), 0);
+    ccsb_exec_req_free(req);
+    ck_assert_int_eq(r, CCSB_E_STATE);
+    ck_assert_ptr_null(b);
+    ck_assert_uint_eq(id, 0);
+    ck_assert_msg(h_exists(victim), "the command ran although the launch failed");
+    for (int i = 0; i < 100 && own_sandbox_inits() > 1; i++)
+        usleep(20000);
+    ck_assert_int_eq(own_sandbox_inits(), 1); /* only the first session's */
+    free(victim);
+}
+END_TEST
+
 /*
  * A host that closed its standard streams (a daemon) hands out 0, 1 and 2
  * next: none of the session's descriptors may take them, or the host's own
@@ -856,6 +977,7 @@ static Suite *suite(void)
     tcase_add_test(tc, launch_exec_on_a_pty);
     tcase_add_test(tc, end_session_exec_ends_the_sandbox);
     tcase_add_test(tc, launch_exec_failure_leaves_nothing);
+    tcase_add_test(tc, failed_attach_returns_and_runs_nothing);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -167,6 +167,23 @@ static uint64_t send_exec(struct sb *s, uint64_t id, const char *script, int out
     return id;
 }
 
+/* send_exec with INIT_EXEC_GATE: the command waits for a byte on gate. */
+static void send_gated_exec(struct sb *s, uint64_t id, const char *script, int out, int gate)
+{
+    char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
+    char *envp[] = {"PATH=/usr/bin:/bin", NULL};
+    int data = init_exec_data_pack(dir, argv, envp);
+    ck_assert_int_ge(data, 0);
+    int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+    struct init_msg m;
+    init_msg_init(&m, INIT_MSG_EXEC, id);
+    m.flags = INIT_EXEC_GATE;
+    int fds[5] = {data, nul, out, out, gate};
+    ck_assert_int_eq(init_send(s->ctrl, &m, fds, 5), 0);
+    close(data);
+    close(nul);
+}
+
 static void send_spare(struct sb *s)
 {
     int p[2];
@@ -324,6 +341,50 @@ START_TEST(guard_after_ready_changes_nothing)
 }
 END_TEST
 
+/*
+ * A gated command (ccsb_launch_exec's, sent ahead of the host's attach)
+ * runs only once the host says go on its gate; a gate closed without it
+ * (the launch failed) and the command never runs. Through the spare and
+ * through a plain fork alike.
+ */
+START_TEST(gated_exec_waits_for_go)
+{
+    struct sb s = start();
+    static const char words[] = "--await-guard";
+    send_setup(&s, words, sizeof words);
+    send_guard(&s, 1, 1);
+    send_spare(&s);
+    int out = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    /* 1 (the spare) and 2 (forked): the gate closes, nothing runs */
+    for (uint64_t id = 1; id <= 2; id++) {
+        int g[2];
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, g), 0);
+        char cmd[64];
+        snprintf(cmd, sizeof cmd, "touch closed%llu", (unsigned long long)id);
+        send_gated_exec(&s, id, cmd, out, g[0]);
+        close(g[0]);
+        if (id == 1)
+            expect_ready(&s);
+        usleep(100000); /* time to run, were it not held */
+        ck_assert_msg(!exists(cmd + 6), "%s ran before the go", cmd + 6);
+        close(g[1]);
+        ck_assert_int_eq(wait_exit(&s, id), 0);
+        ck_assert_msg(!exists(cmd + 6), "%s ran without the go", cmd + 6);
+    }
+    /* 3: the go */
+    int g[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, g), 0);
+    send_gated_exec(&s, 3, "touch opened; exit 5", out, g[0]);
+    close(g[0]);
+    ck_assert_int_eq(write(g[1], "g", 1), 1);
+    close(g[1]);
+    ck_assert_int_eq(wait_exit(&s, 3), 5);
+    ck_assert(exists("opened"));
+    close(out);
+    finish(&s);
+}
+END_TEST
+
 static void setup(void)
 {
     ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -363,6 +424,7 @@ int main(void)
     tcase_add_test(tc, exec_before_guard_runs_nothing);
     tcase_add_test(tc, second_setup_is_refused);
     tcase_add_test(tc, guard_after_ready_changes_nothing);
+    tcase_add_test(tc, gated_exec_waits_for_go);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);

@@ -478,6 +478,73 @@ START_TEST(session_destroyed_after_its_context)
 }
 END_TEST
 
+/*
+ * Once an end_session command has ended, the session takes no new command,
+ * not even from the callback that delivers that command's exit (it used
+ * to: the none backend started it on the host, and the deferred stop
+ * killed it a moment later, after it had done its work).
+ */
+struct late_exec {
+    ccsb_session *s;
+    _Atomic uint64_t end_id;
+    const char *marker;
+    _Atomic int tried, code, destroyed;
+};
+
+static void late_exec_cb(const ccsb_event *ev, void *ud)
+{
+    struct late_exec *le = ud;
+    if (ccsb_event_type(ev) == CCSB_EVENT_STATE && ccsb_event_state(ev) == CCSB_STATE_DESTROYED)
+        le->destroyed = 1;
+    if (ccsb_event_type(ev) != CCSB_EVENT_EXIT || ccsb_event_exec_id(ev) != le->end_id ||
+        le->tried)
+        return;
+    ccsb_exec_req *req = NULL;
+    if (ccsb_exec_req_new(&req) < 0)
+        return;
+    const char *argv[] = {"touch", le->marker};
+    ccsb_exec_req_set_argv(req, argv, 2);
+    uint64_t id = 0;
+    le->code = ccsb_exec(le->s, req, &id);
+    le->tried = 1;
+    ccsb_exec_req_free(req);
+}
+
+START_TEST(no_exec_after_end_session)
+{
+    char marker[] = "/tmp/ccsb-none-late-XXXXXX";
+    int fd = mkstemp(marker);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    unlink(marker);
+    ccsb_ctx *ctx = NULL;
+    ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
+    struct late_exec le = {.marker = marker};
+    le.s = launch_none(ctx, NULL);
+    ck_assert_int_eq(ccsb_ctx_set_event_callback(ctx, late_exec_cb, &le, NULL), 0);
+    ccsb_exec_req *req = NULL;
+    ck_assert_int_eq(ccsb_exec_req_new(&req), 0);
+    const char *argv[] = {"sleep", "0.2"};
+    ck_assert_int_eq(ccsb_exec_req_set_argv(req, argv, 2), 0);
+    ck_assert_int_eq(ccsb_exec_req_set_end_session(req, 1), 0);
+    uint64_t id = 0;
+    ck_assert_int_eq(ccsb_exec(le.s, req, &id), 0);
+    le.end_id = id; /* (long before its exit) */
+    ccsb_exec_req_free(req);
+    for (int i = 0; i < 500 && !le.destroyed; i++)
+        usleep(10000);
+    usleep(100000);
+    int ran = access(marker, F_OK) == 0;
+    unlink(marker);
+    ck_assert(le.tried);
+    ck_assert(le.destroyed);
+    ck_assert_int_eq(le.code, CCSB_E_STATE);
+    ck_assert_msg(!ran, "a command ran after the session's last one");
+    ccsb_session_destroy(le.s);
+    ccsb_ctx_free(ctx);
+}
+END_TEST
+
 /* A host that owns its libevent loop: no library thread, events on the base. */
 struct cb_state {
     uint64_t id;
@@ -1233,6 +1300,7 @@ static Suite *none_suite(void)
     tcase_add_test(tc, launch_exec_in_one_call);
     tcase_add_test(tc, end_session_stops_the_session);
     tcase_add_test(tc, session_destroyed_after_its_context);
+    tcase_add_test(tc, no_exec_after_end_session);
     tcase_add_test(tc, caller_owned_event_base);
     tcase_add_test(tc, session_timeout_stops_session);
     tcase_add_test(tc, suspend_and_resume);

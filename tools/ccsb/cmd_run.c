@@ -252,12 +252,27 @@ static int run_common(int argc, char **argv, int shell)
     if (r < 0)
         goto out;
 
+    signal(SIGPIPE, SIG_IGN);
+    if (shell)
+        d.in_open = 1;
+
+    /* One call: the command goes out with the launch. */
+    r = ccsb_launch_exec(d.ctx, o.spec, req, &d.s, &d.exec_id);
+    if (r < 0) {
+        fprintf(stderr, "ccsb: cannot run the command in a sandbox: %s\n",
+                ccsb_ctx_errmsg(d.ctx));
+        drain(&d);
+        d.exit_status = CLI_EXIT_CANNOT_START;
+        goto out;
+    }
+    /* Only now: a signal while the sandbox starts ends us by that signal
+     * (128+N), and the command, held until the session is attached, never
+     * runs; caught, it would have been started and then killed. */
     struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
     if (shell) {
         struct sigaction sw = {.sa_handler = on_winch};
         sigemptyset(&sw.sa_mask);
@@ -268,17 +283,6 @@ static int run_common(int argc, char **argv, int shell)
             if (tcsetattr(0, TCSANOW, &t) == 0)
                 raw = 1;
         }
-        d.in_open = 1;
-    }
-
-    /* One call: the command goes out with the launch. */
-    r = ccsb_launch_exec(d.ctx, o.spec, req, &d.s, &d.exec_id);
-    if (r < 0) {
-        fprintf(stderr, "ccsb: cannot run the command in a sandbox: %s\n",
-                ccsb_ctx_errmsg(d.ctx));
-        drain(&d);
-        d.exit_status = CLI_EXIT_CANNOT_START;
-        goto out;
     }
     pump_loop(&d, shell);
 out:

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -445,6 +446,52 @@ START_TEST(probe_supported)
 }
 END_TEST
 
+/*
+ * The answer is cached for the context's life, so a host's signal landing
+ * on the probing thread (a handler without SA_RESTART: Python's SIGINT, a
+ * profiler's SIGPROF, the ccsb tool's SIGTERM) must not turn it into "not
+ * supported" (it did: an interrupted ADDFD, then EINPROGRESS).
+ */
+static void on_usr1(int sig)
+{
+    (void)sig;
+}
+
+struct pester {
+    pthread_t target;
+    _Atomic int stop;
+};
+
+static void *pester_main(void *arg)
+{
+    struct pester *p = arg;
+    while (!p->stop) {
+        pthread_kill(p->target, SIGUSR1);
+        usleep(20);
+    }
+    return NULL;
+}
+
+START_TEST(probe_survives_signals)
+{
+    struct sigaction sa = {.sa_handler = on_usr1}, old;
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGUSR1, &sa, &old), 0);
+    struct pester p = {.target = pthread_self()};
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, pester_main, &p), 0);
+    char why[256] = "";
+    int ok = 0;
+    for (int i = 0; i < 30; i++)
+        ok += guard_supported(why, sizeof why) == 1;
+    p.stop = 1;
+    pthread_join(t, NULL);
+    sigaction(SIGUSR1, &old, NULL);
+    ck_assert_msg(ok == 30, "%d of 30 probes said yes; last: %s", ok, why);
+    ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("guard");
@@ -469,6 +516,7 @@ static Suite *suite(void)
     tcase_add_test(t, filter_static);
     tcase_add_test(t, filter_allow_unix);
     tcase_add_test(t, probe_supported);
+    tcase_add_test(t, probe_survives_signals);
     suite_add_tcase(s, t);
     return s;
 }
