@@ -28,6 +28,22 @@ use crate::util::{errbuf_text, text, ERRBUF_LEN};
 
 /// A blocked wait returns to check deadlines and shutdown at least this often.
 const WAIT_SLICE_MS: c_int = 250;
+
+/// poll(2) on the context's fd (readable while events are queued).
+#[repr(C)]
+struct PollFd {
+    fd: c_int,
+    events: i16,
+    revents: i16,
+}
+const POLLIN: i16 = 0x1;
+#[cfg(target_os = "linux")]
+type NFds = std::os::raw::c_ulong;
+#[cfg(not(target_os = "linux"))]
+type NFds = std::os::raw::c_uint;
+extern "C" {
+    fn poll(fds: *mut PollFd, nfds: NFds, timeout: c_int) -> c_int;
+}
 /// Session-level mailboxes are bounded: a host that never reads them must
 /// not grow without limit. The oldest events are dropped and counted.
 pub const SESSION_MAILBOX_MAX: usize = 4096;
@@ -400,21 +416,39 @@ impl Context {
                     .0;
                 continue;
             }
+            // Wait for the queue without popping: every pop happens under
+            // the router lock (drain_locked, at the top of the loop), so
+            // events are routed in the order the library queued them. (A
+            // pop outside the lock let another thread's dispatch route a
+            // later exit first, and the output before it was then dropped
+            // as arriving after the exit.)
             r.polling = true;
             drop(r);
-            let mut ev = ptr::null_mut();
-            // SAFETY: valid context; out-pointer to a local. Blocks at most `slice`.
-            let rc = unsafe { sys::ccsb_ctx_wait_event(inner.ptr, slice, &mut ev) };
+            let mut pfd = PollFd {
+                fd: inner.fd,
+                events: POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd on the context's own fd; blocks at
+            // most `slice` ms.
+            let rc = unsafe { poll(&mut pfd, 1, slice) };
+            let err = if rc < 0 {
+                Some(std::io::Error::last_os_error())
+            } else {
+                None
+            };
             r = lock(&inner.router);
             r.polling = false;
-            if rc == 0 && !ev.is_null() {
-                // SAFETY: we own the popped event.
-                r.route(unsafe { Event::take(ev) });
-            } else if rc != sys::CCSB_E_TIMEDOUT && rc != sys::CCSB_E_AGAIN {
-                inner.cond.notify_all();
-                return Err(Error::new(rc, "ccsb_ctx_wait_event", "waiting for an event failed"));
-            }
             inner.cond.notify_all();
+            if let Some(e) = err {
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(Error::new(
+                        sys::CCSB_E_IO,
+                        "poll",
+                        format!("waiting for an event failed: {}", e),
+                    ));
+                }
+            }
         }
     }
 }

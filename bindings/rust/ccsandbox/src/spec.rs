@@ -265,7 +265,12 @@ impl Spec {
     /// An HTTP proxy the host itself must use ("http://[user:password@]host:port"):
     /// allowed connections are tunnelled through it.
     pub fn upstream_proxy(&mut self, url: &str) -> Result<&mut Self> {
-        self.set_str(sys::ccsb_spec_set_upstream_proxy, "ccsb_spec_set_upstream_proxy", "upstreamProxy", url)
+        self.set_str(
+            sys::ccsb_spec_set_upstream_proxy,
+            "ccsb_spec_set_upstream_proxy",
+            "upstreamProxy",
+            url,
+        )
     }
 
     pub fn allow_git_config(&mut self, on: bool) -> Result<&mut Self> {
