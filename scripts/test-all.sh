@@ -24,6 +24,8 @@ if [ "$(id -u)" -eq 0 ]; then
   user=ccsbtest
   id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/sh "$user"
   work=$(mktemp -d /tmp/ccsb-unpriv-XXXXXX)
+  # Removed on every way out: a failing run must not leave the copy behind.
+  trap 'rm -rf "$work"' EXIT
   # A copy the user owns: the checkout may sit where it cannot write.
   git ls-files -z | xargs -0 tar cf - | tar xf - -C "$work"
   chown -R "$user:$user" "$work"
