@@ -157,26 +157,38 @@ int bwrap_guard_reported(const struct bwrap_exec *be, const char *target)
     return 0;
 }
 
+/* The policy's globs outlive the session's supervisor; this outlives all. */
+static const char *const no_globs[] = {NULL};
+
+int bwrap_guard_start(struct ccsb_session *s, struct bwrap_session *bs, char *err,
+                      size_t errlen)
+{
+    if (!bs->guard_notify || bs->guard)
+        return 0;
+    const char *const *globs = s->policy->deny_write_globs.n
+                                   ? (const char *const *)s->policy->deny_write_globs.v
+                                   : no_globs;
+    size_t n = bs->guard_anchors.n;
+    struct guard_path_rule *rules = n ? calloc(n, sizeof *rules) : NULL;
+    if (n && !rules)
+        return errf(err, errlen, CCSB_E_NOMEM, "guard: out of memory");
+    for (size_t i = 0; i < n; i++)
+        rules[i] = (struct guard_path_rule){bs->guard_anchors.v[i], bs->guard_rests.v[i]};
+    char why[256];
+    int r = guard_supervisor_start_with_paths(ctx_base(s->ctx), globs, rules, n, on_violation,
+                                              s, &bs->guard, why, sizeof why);
+    free(rules);
+    return r ? errf(err, errlen, r, "cannot start the seccomp guard's supervisor: %s", why) : 0;
+}
+
 int bwrap_guard_attach(struct ccsb_session *s, struct bwrap_session *bs)
 {
     if (!bs->guard_notify)
         return 0;
     char err[256];
-    const char *const empty[] = {NULL};
-    const char *const *globs =
-        s->policy->deny_write_globs.n ? (const char *const *)s->policy->deny_write_globs.v
-                                      : empty;
-    size_t n = bs->guard_anchors.n;
-    struct guard_path_rule *rules = n ? calloc(n, sizeof *rules) : NULL;
-    if (n && !rules) {
-        ctx_err(s->ctx, CCSB_E_NOMEM, "guard: out of memory");
-        return CCSB_E_NOMEM;
-    }
-    for (size_t i = 0; i < n; i++)
-        rules[i] = (struct guard_path_rule){bs->guard_anchors.v[i], bs->guard_rests.v[i]};
-    int r = guard_supervisor_new_with_paths(ctx_base(s->ctx), globs, rules, n, on_violation, s,
-                                            &bs->guard, err, sizeof err);
-    free(rules);
+    int r = bs->guard ? 0 : bwrap_guard_start(s, bs, err, sizeof err);
+    if (r == 0)
+        r = guard_supervisor_watch(bs->guard, err, sizeof err);
     if (r)
         ctx_err(s->ctx, r, "guard: %s", err);
     return r;
@@ -242,6 +254,12 @@ int bwrap_guard_build(struct bwrap_session *bs, const struct ccsb_policy *p,
 }
 
 int bwrap_guard_send(struct bwrap_session *bs, char *err, size_t errlen)
+{
+    return 0;
+}
+
+int bwrap_guard_start(struct ccsb_session *s, struct bwrap_session *bs, char *err,
+                      size_t errlen)
 {
     return 0;
 }

@@ -36,7 +36,12 @@ int bwrap_guard_build(struct bwrap_session *bs, const struct ccsb_policy *p,
 /* Caller's thread, before READY: gives the program to ccsb-init, which
  * takes it before it says READY (started with --await-guard). */
 int bwrap_guard_send(struct bwrap_session *bs, char *err, size_t errlen);
-/* Loop thread: starts the supervisor on the session's base. */
+/* Caller's thread, while the sandbox is being built: starts the
+ * supervisor's thread (bwrap_guard_attach then registers it on the base). */
+int bwrap_guard_start(struct ccsb_session *s, struct bwrap_session *bs, char *err,
+                      size_t errlen);
+/* Loop thread: the supervisor on the session's base (started now if the
+ * launch did not). */
 int bwrap_guard_attach(struct ccsb_session *s, struct bwrap_session *bs);
 /* Loop thread: an exec's listener arrived (takes fd). */
 void bwrap_guard_listener(struct bwrap_session *bs, uint64_t exec_id, int fd);

@@ -804,6 +804,10 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
             r = errf(err, errlen, CCSB_E_LAUNCH, "the sandbox did not take the guard filter");
         goto fail;
     }
+    /* The supervisor's thread starts while bwrap builds the sandbox: the
+     * attach only registers it (a command sent ahead waits for that). */
+    if ((r = bwrap_guard_start(s, bs, err, errlen)) < 0)
+        goto fail;
     /* The first exec's process is forked (and guarded) while we attach
      * (not under a process limit: it would take one of the user's slots).
      * A failed send means the sandbox ended: wait_ready says why. */

@@ -115,6 +115,18 @@ int guard_supervisor_new_with_paths(struct event_base *base, const char *const *
                                     const struct guard_path_rule *rules, size_t nrules,
                                     guard_violation_fn cb, void *ud,
                                     struct guard_supervisor **out, char *err, size_t errlen);
+/*
+ * guard_supervisor_new_with_paths in two halves, so that a launch starts
+ * the thread while the sandbox is being built: _start (any thread; globs
+ * and rules must stay valid until _watch) makes it and lets it run, _watch
+ * (the base's thread) waits for its start-up checks and registers its
+ * report pipe on the base. A failed _watch leaves g to guard_supervisor_free.
+ */
+int guard_supervisor_start_with_paths(struct event_base *base, const char *const *globs,
+                                      const struct guard_path_rule *rules, size_t nrules,
+                                      guard_violation_fn cb, void *ud,
+                                      struct guard_supervisor **out, char *err, size_t errlen);
+int guard_supervisor_watch(struct guard_supervisor *g, char *err, size_t errlen);
 /* Takes ownership of listener_fd (closed on every path). */
 int guard_supervisor_add_listener(struct guard_supervisor *g, int listener_fd, uint64_t tag,
                                   char *err, size_t errlen);

@@ -320,10 +320,12 @@ int guard_supervisor_new(struct event_base *base, const char *const *globs,
     return guard_supervisor_new_with_paths(base, globs, NULL, 0, cb, ud, out, err, errlen);
 }
 
-int guard_supervisor_new_with_paths(struct event_base *base, const char *const *globs,
-                                    const struct guard_path_rule *rules, size_t nrules,
-                                    guard_violation_fn cb, void *ud,
-                                    struct guard_supervisor **out, char *err, size_t errlen)
+/* Everything but the report pipe's registration: the thread runs (its
+ * start-up checks may still be under way). */
+static int supervisor_setup(struct event_base *base, const char *const *globs,
+                            const struct guard_path_rule *rules, size_t nrules,
+                            guard_violation_fn cb, void *ud, struct guard_supervisor **out,
+                            char *err, size_t errlen)
 {
     *out = NULL;
     struct guard_supervisor *g = calloc(1, sizeof *g);
@@ -358,9 +360,11 @@ int guard_supervisor_new_with_paths(struct event_base *base, const char *const *
         rc = errf(err, errlen, CCSB_E_IO, "eventfd: %s", strerror(errno));
         goto fail;
     }
+    /* Made here, added to the base by guard_supervisor_watch (the base is
+     * the loop thread's; making an event does not touch it). */
     g->ev = event_new(base, g->pipe_r, EV_READ | EV_PERSIST, on_reports, g);
-    if (!g->ev || event_add(g->ev, NULL) < 0) {
-        rc = errf(err, errlen, CCSB_E_INTERNAL, "registering the guard's report pipe failed");
+    if (!g->ev) {
+        rc = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
         goto fail;
     }
     /* The thread takes no signal meant for the host. */
@@ -375,20 +379,48 @@ int guard_supervisor_new_with_paths(struct event_base *base, const char *const *
     }
     g->started = 1;
     pthread_setname_np(g->th, "ccsb-guard");
-    pthread_mutex_lock(&g->mu);
-    while (!g->init_done)
-        pthread_cond_wait(&g->cv, &g->mu);
-    rc = g->init_rc;
-    pthread_mutex_unlock(&g->mu);
-    g->globs = NULL;
-    if (rc != 0) {
-        errf(err, errlen, rc, "%s", g->init_err);
-        goto fail;
-    }
     *out = g;
     return 0;
 fail:
     guard_supervisor_free(g);
+    return rc;
+}
+
+int guard_supervisor_watch(struct guard_supervisor *g, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&g->mu);
+    while (!g->init_done)
+        pthread_cond_wait(&g->cv, &g->mu);
+    int rc = g->init_rc;
+    pthread_mutex_unlock(&g->mu);
+    g->globs = NULL;
+    if (rc != 0)
+        return errf(err, errlen, rc, "%s", g->init_err);
+    if (event_add(g->ev, NULL) < 0)
+        return errf(err, errlen, CCSB_E_INTERNAL, "registering the guard's report pipe failed");
+    return 0;
+}
+
+int guard_supervisor_start_with_paths(struct event_base *base, const char *const *globs,
+                                      const struct guard_path_rule *rules, size_t nrules,
+                                      guard_violation_fn cb, void *ud,
+                                      struct guard_supervisor **out, char *err, size_t errlen)
+{
+    return supervisor_setup(base, globs, rules, nrules, cb, ud, out, err, errlen);
+}
+
+int guard_supervisor_new_with_paths(struct event_base *base, const char *const *globs,
+                                    const struct guard_path_rule *rules, size_t nrules,
+                                    guard_violation_fn cb, void *ud,
+                                    struct guard_supervisor **out, char *err, size_t errlen)
+{
+    struct guard_supervisor *g;
+    *out = NULL;
+    int rc = supervisor_setup(base, globs, rules, nrules, cb, ud, &g, err, errlen);
+    if (rc == 0 && (rc = guard_supervisor_watch(g, err, errlen)) != 0)
+        guard_supervisor_free(g);
+    else if (rc == 0)
+        *out = g;
     return rc;
 }
 
