@@ -412,6 +412,21 @@ START_TEST(launch_exec_in_one_call)
 }
 END_TEST
 
+/* 1 once a process matching the pgrep -f pattern exists (present) or none
+ * does (!present), within max_ms. The pattern must not match itself
+ * ("[s]leep ..."): pgrep runs under a shell whose command line holds it. */
+static int procs_become(const char *pattern, int present, int max_ms)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "pgrep -f '%s' >/dev/null", pattern);
+    for (int waited = 0; waited <= max_ms; waited += 20) {
+        if ((system(cmd) == 0) == present)
+            return 1;
+        usleep(20000);
+    }
+    return 0;
+}
+
 /* end_session on the none backend: the host stops the session itself once
  * the exit is reported (its process group, background included). */
 START_TEST(end_session_stops_the_session)
@@ -437,13 +452,7 @@ START_TEST(end_session_stops_the_session)
             ccsb_event_free(ev);
     }
     ck_assert_int_eq(ccsb_session_state(s), CCSB_STATE_DESTROYED);
-    int left = 1;
-    for (int i = 0; i < 100 && left; i++) {
-        left = system("pgrep -f '[s]leep 1000.75' >/dev/null") == 0;
-        if (left)
-            usleep(20000);
-    }
-    ck_assert_int_eq(left, 0);
+    ck_assert_msg(procs_become("[s]leep 1000.75", 0, 2000), "the background sleep survived");
     ccsb_session_destroy(s);
     ccsb_ctx_free(ctx);
 }
@@ -458,21 +467,9 @@ START_TEST(session_destroyed_after_its_context)
     ccsb_session *s = launch_none(ctx, NULL);
     const char *argv[] = {"sh", "-c", "sleep 1000.625"};
     run(s, argv, 3, 0);
-    int there = 0;
-    for (int i = 0; i < 250 && !there; i++) {
-        there = system("pgrep -f '[s]leep 1000.625' >/dev/null") == 0;
-        if (!there)
-            usleep(20000);
-    }
-    ck_assert_msg(there, "the command never started");
+    ck_assert_msg(procs_become("[s]leep 1000.625", 1, 5000), "the command never started");
     ccsb_ctx_free(ctx);
-    int left = 1;
-    for (int i = 0; i < 100 && left; i++) {
-        left = system("pgrep -f '[s]leep 1000.625' >/dev/null") == 0;
-        if (left)
-            usleep(20000);
-    }
-    ck_assert_int_eq(left, 0);
+    ck_assert_msg(procs_become("[s]leep 1000.625", 0, 2000), "the command survived");
     ck_assert_int_eq(ccsb_session_state(s), CCSB_STATE_DESTROYED);
     ccsb_session_destroy(s);
 }
