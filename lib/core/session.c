@@ -300,6 +300,7 @@ static int attach_on_loop(void *arg)
         *a->first_id = x->id;
         int r = exec_begin(x, s->first_req, s->first_child, s->first_sent, a->err,
                            sizeof a->err);
+        s->first_req = NULL; /* the caller's: not kept past the call */
         if (r < 0) {
             *a->first_id = 0;
             a->first_failed = 1;
@@ -329,6 +330,7 @@ static void launch_undo(struct ccsb_session *s)
         exec_discard(s->first, s->first_child);
         s->first = NULL;
     }
+    s->first_req = NULL;
     session_free_memory(s);
 }
 
