@@ -187,19 +187,24 @@ static void await_destroyed(struct driver *d, int max_ms)
 
 static int run_common(int argc, char **argv, int shell)
 {
+    /* Whether we have a stdin at all, before anything can take fd 0. */
+    int stdin_open = fcntl(0, F_GETFD) >= 0;
+    /* The context first: its loop thread comes up while the options are
+     * read (a new thread can wait a while for an idle CPU to wake). */
+    struct driver d = {.exit_status = CLI_EXIT_CANNOT_START};
+    char err[512] = "";
+    int ctx_r = ccsb_ctx_new(&d.ctx, err, sizeof err);
     struct run_opts o;
     int rc = run_opts_parse(argc, argv, &o);
+    if (rc == 0 && !shell && o.n_cmd == 0) {
+        fprintf(stderr, "ccsb run: no command given (ccsb run [options] -- CMD [ARG...])\n");
+        rc = CLI_EXIT_CANNOT_START;
+    }
     if (rc != 0) {
+        ccsb_ctx_free(d.ctx);
         run_opts_free(&o);
         return rc;
     }
-    if (!shell && o.n_cmd == 0) {
-        fprintf(stderr, "ccsb run: no command given (ccsb run [options] -- CMD [ARG...])\n");
-        run_opts_free(&o);
-        return CLI_EXIT_CANNOT_START;
-    }
-    struct driver d = {.exit_status = CLI_EXIT_CANNOT_START};
-    char err[512] = "";
     ccsb_exec_req *req = NULL;
     struct termios saved;
     int raw = 0;
@@ -211,7 +216,7 @@ static int run_common(int argc, char **argv, int shell)
             goto out;
         }
     }
-    if (ccsb_ctx_new(&d.ctx, err, sizeof err) < 0) {
+    if (ctx_r < 0) {
         fprintf(stderr, "ccsb: %s\n", err);
         goto out;
     }
@@ -231,7 +236,6 @@ static int run_common(int argc, char **argv, int shell)
             r = ccsb_exec_req_set_pty(req, ws.ws_row ? ws.ws_row : 24, ws.ws_col ? ws.ws_col : 80);
     } else {
         r = ccsb_exec_req_set_argv(req, (const char *const *)o.cmd, o.n_cmd);
-        int stdin_open = fcntl(0, F_GETFD) >= 0;
         if (r == 0 && stdin_open)
             r = ccsb_exec_req_set_stdin(req, CCSB_STDIN_PIPE);
         d.in_open = stdin_open;
