@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/fd.h"
+
 void init_msg_init(struct init_msg *m, uint32_t type, uint64_t id)
 {
     memset(m, 0, sizeof *m);
@@ -58,24 +60,6 @@ int init_send(int sock, const struct init_msg *m, const int *fds, size_t nfds)
     }
 }
 
-/*
- * Keeps fd off 0, 1 and 2. A host that closed its standard streams hands
- * those out next, and there its own write(2, ...) or read(0) would reach
- * exec data or a descriptor ccsb-init sent (a listener, a pty master).
- * (Self-contained: ccsb-init links this file without the library.)
- * Returns the fd to use, or -errno with fd closed.
- */
-static int above_stdio(int fd)
-{
-    if (fd < 0 || fd > 2)
-        return fd;
-    int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    int e = errno;
-    close(fd);
-    errno = e;
-    return moved < 0 ? -e : moved;
-}
-
 static void close_all(int *fds, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -117,7 +101,7 @@ int init_recv(int sock, struct init_msg *m, int *fds, size_t *nfds)
         for (size_t i = 0; i < k; i++) {
             int fd;
             memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-            if (ngot < INIT_MAX_FDS && (fd = above_stdio(fd)) >= 0)
+            if (ngot < INIT_MAX_FDS && (fd = fd_above_stdio(fd)) >= 0)
                 got[ngot++] = fd;
             else if (fd >= 0)
                 close(fd);
@@ -186,7 +170,7 @@ int init_exec_data_pack(const char *cwd, char *const *argv, char *const *envp)
     for (size_t i = 0; i < envc; i++)
         p = stpcpy(p, envp[i]) + 1;
 
-    int fd = above_stdio(memfd_create("ccsb-exec", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    int fd = fd_above_stdio(memfd_create("ccsb-exec", MFD_CLOEXEC | MFD_ALLOW_SEALING));
     if (fd < 0) {
         int e = errno;
         free(buf);

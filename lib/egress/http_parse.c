@@ -454,7 +454,7 @@ int http_parse_proxy_target(const struct http_head *h, struct http_target *t, co
 #define CH_TRAILER_LF 9
 #define CH_END_LF 10
 
-static int hexval(char c)
+int http_hex_digit(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -474,7 +474,7 @@ long http_chunked_scan(struct http_chunked *c, const char *p, size_t n, int *don
         switch (c->state) {
         case CH_SIZE:
         case CH_SIZE_MORE: {
-            int v = hexval(ch);
+            int v = http_hex_digit(ch);
             if (v >= 0) {
                 if (++c->digits > 15)
                     return -1;

@@ -80,4 +80,7 @@ struct http_chunked {
  */
 long http_chunked_scan(struct http_chunked *c, const char *p, size_t n, int *done);
 
+/* The value of one hex digit (either case), or -1. */
+int http_hex_digit(char c);
+
 #endif

@@ -4,20 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "egress/http_parse.h"
+
 static int fail(char *why, size_t whylen, const char *msg)
 {
     snprintf(why, whylen, "%s", msg);
-    return -1;
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
     return -1;
 }
 
@@ -31,7 +22,7 @@ static int decode(const char *s, size_t n, char *out, size_t cap)
         if (c == '%') {
             if (i + 2 >= n)
                 return -1;
-            int hi = hexval(s[i + 1]), lo = hexval(s[i + 2]);
+            int hi = http_hex_digit(s[i + 1]), lo = http_hex_digit(s[i + 2]);
             if (hi < 0 || lo < 0)
                 return -1;
             c = hi * 16 + lo;

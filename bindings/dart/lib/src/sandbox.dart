@@ -395,17 +395,7 @@ class Sandbox implements Finalizable {
       if (_launching == 0) _early.clear();
       throw SandboxException(rc, 'ccsb_launch', msg);
     }
-    final ptr = Pointer<CcsbSession>.fromAddress(addr);
-    if (_closed) {
-      _b.ccsb_session_destroy(ptr);
-      throw StateError('Sandbox was closed while the session launched');
-    }
-    final h = SandboxHandle._(this, ptr);
-    _handles[h.sessionId] = h;
-    final early = _early.remove(h.sessionId) ?? const <SandboxEvent>[];
-    if (_launching == 0) _early.clear();
-    h.launchEvents = List.unmodifiable(early);
-    _drain();
+    final (h, _) = _adopt(addr, 0);
     return h;
   }
 
@@ -446,14 +436,22 @@ class Sandbox implements Finalizable {
       if (_launching == 0) _early.clear();
       throw SandboxException(rc, 'ccsb_launch_exec', msg);
     }
+    final (h, x) = _adopt(addr, execId);
+    return (h, x!);
+  }
+
+  /// The session a launch made, with its first exec when [execId] is not
+  /// 0: registered, and given the events that came while it was in flight
+  /// (the session's as [SandboxHandle.launchEvents], the exec's to it).
+  (SandboxHandle, SandboxExec?) _adopt(int addr, int execId) {
     final ptr = Pointer<CcsbSession>.fromAddress(addr);
     if (_closed) {
       _b.ccsb_session_destroy(ptr);
       throw StateError('Sandbox was closed while the session launched');
     }
     final h = SandboxHandle._(this, ptr);
-    final x = SandboxExec._(h, execId);
-    h._execs[execId] = x;
+    final x = execId != 0 ? SandboxExec._(h, execId) : null;
+    if (x != null) h._execs[execId] = x;
     _handles[h.sessionId] = h;
     final early = _early.remove(h.sessionId) ?? const <SandboxEvent>[];
     if (_launching == 0) _early.clear();
