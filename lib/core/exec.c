@@ -369,7 +369,7 @@ int exec_start(struct ccsb_session *s, const struct ccsb_exec_req *req, uint64_t
                  ccsb_state_name(s->state));
         return CCSB_E_STATE;
     }
-    if (s->end_ev) {
+    if (s->ending) {
         snprintf(err, errlen, "the session is ending: its end_session command ended");
         return CCSB_E_STATE;
     }

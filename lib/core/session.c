@@ -124,7 +124,7 @@ void session_died(struct ccsb_session *s, const char *why)
 {
     /* An end_session exec ended: the sandbox ending now is the plan, and
      * the deferred stop reports whatever is left. */
-    if (s->end_ev)
+    if (s->ending)
         return;
     for (struct exec *x = s->execs; x; x = x->next)
         if (x->running && !x->kill_reason)
@@ -464,6 +464,7 @@ void session_stop_soon(struct ccsb_session *s)
 {
     if (s->state == CCSB_STATE_DESTROYED)
         return;
+    s->ending = 1;
     if (!s->end_ev)
         s->end_ev = event_new(ctx_base(s->ctx), -1, 0, on_end, s);
     if (s->end_ev)

@@ -48,7 +48,8 @@ struct ccsb_session {
     uint64_t next_exec_id;
     struct exec *execs;
     struct event *timer;          /* session wall-clock limit */
-    struct event *end_ev;         /* a deferred stop (an end_session exec ended) */
+    int ending;                   /* an end_session exec ended: no new exec, stop soon */
+    struct event *end_ev;         /* that deferred stop */
     int attached;                 /* registered on the loop */
     int doomed;                   /* destroyed from a callback, freed later */
     /* ccsb_launch_exec's command, prepared before the launch: a backend
