@@ -109,53 +109,65 @@ static int inside_writable(const struct ccsb_policy *p, const char *path)
     return 0;
 }
 
-/* NUL-terminated words v[from..to) into a sealed memfd (the SETUP). */
+static int write_all(int fd, const char *buf, size_t len)
+{
+    while (len) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Words v[from..to), then extra unless NULL, each NUL-terminated, in one
+ * malloc'd buffer of *len bytes (NULL: out of memory). */
+static char *join_words(const struct strv *v, size_t from, size_t to, const char *extra,
+                        size_t *len)
+{
+    size_t total = extra ? strlen(extra) + 1 : 0;
+    for (size_t i = from; i < to; i++)
+        total += strlen(v->v[i]) + 1;
+    char *buf = malloc(total ? total : 1);
+    if (!buf)
+        return NULL;
+    char *p = buf;
+    for (size_t i = from; i < to; i++)
+        p = stpcpy(p, v->v[i]) + 1;
+    if (extra)
+        stpcpy(p, extra);
+    *len = total;
+    return buf;
+}
+
+/* NUL-terminated words v[from..to) and extra into a sealed memfd (the SETUP). */
 static int words_memfd(const struct strv *v, size_t from, size_t to, const char *extra)
 {
-    int fd = fd_above_stdio(memfd_create("ccsb-init-setup", MFD_CLOEXEC | MFD_ALLOW_SEALING));
-    if (fd < 0)
-        return -1;
-    for (size_t i = from; i <= to; i++) {
-        const char *a = i < to ? v->v[i] : extra;
-        if (!a)
-            continue;
-        size_t len = strlen(a) + 1;
-        while (len) {
-            ssize_t w = write(fd, a, len);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0) {
-                close(fd);
-                return -1;
-            }
-            a += w;
-            len -= (size_t)w;
-        }
-    }
-    if (lseek(fd, 0, SEEK_SET) != 0 ||
-        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+    size_t len;
+    char *buf = join_words(v, from, to, extra, &len);
+    int fd = buf ? fd_above_stdio(memfd_create("ccsb-init-setup", MFD_CLOEXEC | MFD_ALLOW_SEALING))
+                 : -1;
+    if (fd >= 0 && (write_all(fd, buf, len) < 0 || lseek(fd, 0, SEEK_SET) != 0 ||
+                    fcntl(fd, F_ADD_SEALS,
+                          F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)) {
         close(fd);
-        return -1;
+        fd = -1;
     }
+    free(buf);
     return fd;
 }
 
 /* bwrap's options (NUL-separated, as --args reads them) down the stream
- * it waits on, then EOF. -1 when bwrap is gone. */
+ * it waits on, then EOF: one send, not one per word (each would wake
+ * bwrap). -1 when bwrap is gone. */
 static int write_args(int *sock, const struct strv *argv, size_t n)
 {
-    /* One buffer, one send (not one per word: each would wake bwrap). */
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += strlen(argv->v[i]) + 1;
-    char *buf = malloc(total ? total : 1);
-    int r = buf ? 0 : -1;
     size_t off = 0;
-    for (size_t i = 0; buf && i < n; i++) {
-        size_t len = strlen(argv->v[i]) + 1;
-        memcpy(buf + off, argv->v[i], len);
-        off += len;
-    }
+    char *buf = join_words(argv, 0, n, NULL, &off);
+    int r = buf ? 0 : -1;
     for (const char *a = buf; !r && off;) {
         ssize_t w = send(*sock, a, off, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)
@@ -338,20 +350,6 @@ void bwrap_teardown(struct ccsb_session *s, struct bwrap_session *bs)
     close_fd(&bs->listeners[0]);
     close_fd(&bs->listeners[1]);
     close_fd(&bs->gate);
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-    while (len) {
-        ssize_t n = write(fd, buf, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        buf += n;
-        len -= (size_t)n;
-    }
-    return 0;
 }
 
 /*
