@@ -253,8 +253,9 @@ static int forced_env(struct ccsb_session *s, struct bwrap_session *bs, struct s
 
 /* Sends the command to ccsb-init (caller's thread during a launch, else
  * the loop); bwrap_exec_finish waits until it started. */
-int bwrap_exec_send(struct ccsb_session *s, struct bwrap_session *bs, struct exec *x, const struct ccsb_exec_req *req,
-                    int cin, int cout, int cerr, int gate, char *err, size_t errlen)
+int bwrap_exec_send(struct ccsb_session *s, struct bwrap_session *bs, struct exec *x,
+                    const struct ccsb_exec_req *req, int cin, int cout, int cerr, int gate,
+                    char *err, size_t errlen)
 {
     struct strv forced = STRV_INIT, env = STRV_INIT;
     const char *cwd = req->cwd ? req->cwd : s->policy->guest_workdir;

@@ -125,8 +125,9 @@ int bwrap_spare_pair(int pair[2]);
 /* Sends a command to ccsb-init (bwrap.c); the launch sends ccsb_launch_exec's
  * first one ahead of READY with it, held at a gate (>= 0: its sandbox end)
  * that bwrap_exec_finish opens through bs->gate. */
-int bwrap_exec_send(struct ccsb_session *s, struct bwrap_session *bs, struct exec *x, const struct ccsb_exec_req *req,
-                    int cin, int cout, int cerr, int gate, char *err, size_t errlen);
+int bwrap_exec_send(struct ccsb_session *s, struct bwrap_session *bs, struct exec *x,
+                    const struct ccsb_exec_req *req, int cin, int cout, int cerr, int gate,
+                    char *err, size_t errlen);
 int bwrap_send_spare(struct bwrap_session *bs);
 /*
  * Waits (bounded) for the reply of `type`s matching id; other messages are

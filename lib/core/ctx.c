@@ -32,7 +32,6 @@
 #include "core/session.h"
 #include "util/err.h"
 
-
 static void eventfd_drain(int fd)
 {
     uint64_t v;
