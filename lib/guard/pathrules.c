@@ -193,12 +193,12 @@ static int may_fold(int dirfd)
         return -errno;
     switch ((unsigned long)sf.f_type) {
     case BTRFS_SUPER_MAGIC:
-    case OVERLAYFS_SUPER_MAGIC:
     case RAMFS_MAGIC:
         return 0;
     case EXT4_SUPER_MAGIC: /* also ext2, ext3 */
     case TMPFS_MAGIC:
     case F2FS_SUPER_MAGIC:
+    case OVERLAYFS_SUPER_MAGIC: /* casefolded layers since Linux 6.18; reports theirs */
         break; /* case sensitive unless the directory is casefolded */
     default:
         return 1;

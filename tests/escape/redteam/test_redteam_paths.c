@@ -238,6 +238,69 @@ START_TEST(case_insensitive_workspace)
 }
 END_TEST
 
+/*
+ * The same through overlayfs, a container's usual workspace: since Linux
+ * 6.18 it takes casefolded layers and then folds case itself, so its
+ * file system type alone does not say "case sensitive".
+ */
+START_TEST(casefold_overlay_workspace)
+{
+    if (geteuid() != 0) {
+        printf("SKIP casefold_overlay_workspace: needs root\n");
+        return;
+    }
+    char cf[4200], mnt[4200], opts[13000];
+    snprintf(cf, sizeof cf, "%s/cf", W);
+    snprintf(mnt, sizeof mnt, "%s/ovl", W);
+    ck_assert_int_eq(mkdir(cf, 0755), 0);
+    ck_assert_int_eq(mkdir(mnt, 0755), 0);
+    if (mount("tmpfs", cf, "tmpfs", 0, "casefold") != 0) {
+        printf("SKIP casefold_overlay_workspace: no casefolded tmpfs (CONFIG_UNICODE)\n");
+        return;
+    }
+    const char *sub[] = {"l", "u", "w"};
+    for (size_t i = 0; i < 3; i++) {
+        char d[4300];
+        snprintf(d, sizeof d, "%s/%s", cf, sub[i]);
+        ck_assert_int_eq(mkdir(d, 0755), 0);
+    }
+    snprintf(opts, sizeof opts, "lowerdir=%s/l,upperdir=%s/u,workdir=%s/w", cf, cf, cf);
+    if (mount("overlay", mnt, "overlay", 0, opts) != 0) {
+        umount2(cf, MNT_DETACH);
+        printf("SKIP casefold_overlay_workspace: overlayfs refuses casefolded layers "
+               "(before Linux 6.18)\n");
+        return;
+    }
+    ccsb_spec_free(spec);
+    ck_assert_int_eq(ccsb_spec_new(&spec), 0);
+    ccsb_spec_set_backend(spec, CCSB_BACKEND_NATIVE);
+    ccsb_spec_add_bind_mount(spec, mnt, NULL, 0);
+    ccsb_spec_set_guest_workdir(spec, mnt);
+    launch();
+    struct h_exec *x = runf("cd %s; echo e > .BASHRC && echo PLANTED-bashrc; "
+                            "mkdir .GIT && echo PLANTED-git; "
+                            "mkdir .VSCode && echo PLANTED-vscode; "
+                            "echo ok > ReadMe.TXT",
+                            mnt);
+    ccsb_session_destroy(h.s);
+    h.s = NULL;
+    /* looked up in the casefolded upper layer: any spelling is found */
+    char list[256] = "";
+    const char *names[] = {".bashrc", ".git", ".vscode", "readme.txt"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char p[4400];
+        snprintf(p, sizeof p, "%s/u/%s", cf, names[i]);
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s=%d ", names[i],
+                 h_exists(p));
+    }
+    umount2(mnt, MNT_DETACH);
+    umount2(cf, MNT_DETACH);
+    ck_assert_msg(strstr(x->out, "PLANTED") == NULL, "created under another spelling: %s",
+                  x->out);
+    ck_assert_str_eq(list, ".bashrc=0 .git=0 .vscode=0 readme.txt=1 ");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("redteam-paths");
@@ -248,6 +311,7 @@ static Suite *suite(void)
     tcase_add_test(tc, git_commondir_redirect);
     tcase_add_test(tc, fresh_workspace_every_route);
     tcase_add_test(tc, case_insensitive_workspace);
+    tcase_add_test(tc, casefold_overlay_workspace);
     suite_add_tcase(s, tc);
     return s;
 }
