@@ -38,6 +38,7 @@ struct init_opts {
     int await_go;   /* wait for the host's GO before mounting */
     int await_guard;/* take the host's guard filter before READY */
     int await_setup;/* the rest of the options come in the host's SETUP */
+    int lock_userns;/* forbid nested user namespaces (init_lock_userns) */
     int http_port;  /* 0: ephemeral */
     int socks_port; /* 0: ephemeral */
     uint64_t rlimit_as;    /* 0: none (set only when cgroups are not used) */
@@ -88,6 +89,9 @@ __attribute__((noreturn)) void exec_spare_run(const struct init_guard *g,
 
 /* Makes the policy's mounts (init_mounts.c). 0 or -errno with err set. */
 int init_apply_mounts(const struct init_mount *m, size_t n, char *err, size_t errlen);
+/* Sets this user namespace's max_user_namespaces to 0 and verifies it;
+ * refuses to in the initial user namespace. 0 or -errno with err set. */
+int init_lock_userns(char *err, size_t errlen);
 /* Drops every capability for good and verifies it. 0 or -errno with err set. */
 int init_drop_caps(char *err, size_t errlen);
 

@@ -10,21 +10,25 @@
  *
  * Every path is reached without following symlinks (openat2
  * RESOLVE_NO_SYMLINKS) and mounted with the new mount API, so nothing a
- * sandbox could have planted redirects a mount. Then every capability is
- * dropped for good (bounding set, ambient, permitted, effective,
- * inheritable) and that is verified. Any failure ends the launch.
+ * sandbox could have planted redirects a mount. Then nested user
+ * namespaces are forbidden (init_lock_userns), every capability is dropped
+ * for good (bounding set, ambient, permitted, effective, inheritable) and
+ * both are verified. Any failure ends the launch.
  */
 #include "init.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <linux/capability.h>
+#include <linux/nsfs.h>
 #include <linux/openat2.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -88,16 +92,45 @@ static int empty_tmpfs_onto(int target)
     return r;
 }
 
+/* 1 when our user namespace owns our mount namespace (bwrap run by uid 0,
+ * without --disable-userns), 0 when it is one further down, or -errno. */
+static int own_mount_ns(void)
+{
+    int mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+    int owner = mnt < 0 ? -1 : ioctl(mnt, NS_GET_USERNS);
+    int e = errno;
+    if (mnt >= 0)
+        close(mnt);
+    if (mnt >= 0 && owner < 0 && e == EPERM)
+        return 0; /* the owner is above us, out of our scope */
+    struct stat a, b;
+    int r = owner < 0 ? -e : 0;
+    if (!r && (fstat(owner, &a) < 0 || stat("/proc/self/ns/user", &b) < 0))
+        r = -errno;
+    if (owner >= 0)
+        close(owner);
+    return r < 0 ? r : a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int init_apply_mounts(const struct init_mount *m, size_t n, char *err, size_t errlen)
 {
     if (n == 0)
         return 0;
-    /* bwrap's --disable-userns leaves us in a user namespace nested below
-     * the one that owns bwrap's mount namespace, so our capabilities do not
-     * reach it: mount in a new mount namespace of our own instead. Every
-     * sandbox process descends from us and lives in it; what bwrap mounted
-     * is carried over locked, so nothing below can be uncovered either. */
-    if (unshare(CLONE_NEWNS) < 0) {
+    int own = own_mount_ns();
+    if (own < 0) {
+        snprintf(err, errlen, "cannot tell who owns the sandbox's mount namespace: %s",
+                 strerror(-own));
+        return own;
+    }
+    /* Below the user namespace that owns bwrap's mount namespace (bwrap
+     * nests one for a non-root uid, and for --disable-userns) our
+     * capabilities do not reach it: mount in a new mount namespace of our
+     * own instead. Every sandbox process descends from us and lives in it;
+     * what bwrap mounted is carried over locked, so nothing below can be
+     * uncovered either. Otherwise we mount right in bwrap's (sparing the
+     * copy now and its teardown at the end): no process keeps a
+     * capability to unmount anything afterwards. */
+    if (!own && unshare(CLONE_NEWNS) < 0) {
         snprintf(err, errlen, "cannot make the sandbox's mount namespace: %s", strerror(errno));
         return -errno;
     }
@@ -135,6 +168,65 @@ int init_apply_mounts(const struct init_mount *m, size_t n, char *err, size_t er
     }
     if (devnull >= 0)
         close(devnull);
+    return 0;
+}
+
+int init_lock_userns(char *err, size_t errlen)
+{
+    /* For a uid-0 host, instead of bwrap's --disable-userns (which would
+     * put us one user namespace further down, out of reach of bwrap's mount
+     * namespace: init_apply_mounts would need one of its own), we set our
+     * own user namespace's limit to 0, which no process below can raise:
+     * that needs CAP_SYS_RESOURCE here, and nothing keeps a capability.
+     * The seccomp filter refuses the same calls independently. bwrap
+     * mounted /proc/sys read-only: it is writable only for this write,
+     * while we are the only process in here (a detached writable clone
+     * would cost an unmount). */
+    static const char knob[] = "user/max_user_namespaces";
+    /* Never the host's own limit: the initial namespace maps every id. */
+    unsigned long in = 1, out = 1, count = 0;
+    FILE *map = fopen("/proc/self/uid_map", "re");
+    int fields = map ? fscanf(map, "%lu %lu %lu", &in, &out, &count) : 0;
+    if (map)
+        fclose(map);
+    if (fields != 3 || (in == 0 && out == 0 && count == 4294967295ul)) {
+        snprintf(err, errlen, "not forbidding nested user namespaces: this is not the "
+                              "sandbox's own user namespace");
+        return -EPERM;
+    }
+    int sys = open_nofollow("/proc/sys");
+    if (sys < 0) {
+        snprintf(err, errlen, "cannot open /proc/sys: %s", strerror(-sys));
+        return sys;
+    }
+    struct mount_attr rw = {.attr_clr = MOUNT_ATTR_RDONLY}, ro = {.attr_set = MOUNT_ATTR_RDONLY};
+    int r = mount_setattr(sys, "", AT_EMPTY_PATH, &rw, sizeof rw) < 0 ? -errno : 0;
+    int fd = r ? -1 : openat(sys, knob, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (!r && fd < 0)
+        r = -errno;
+    char buf[32];
+    ssize_t got = -1;
+    if (!r && write(fd, "0\n", 2) != 2)
+        r = errno ? -errno : -EIO;
+    if (!r && (got = pread(fd, buf, sizeof buf - 1, 0)) < 0)
+        r = -errno;
+    if (fd >= 0)
+        close(fd); /* an open writer would keep the mount from going back */
+    /* Back to read-only whatever happened; failing that ends the launch. */
+    if (mount_setattr(sys, "", AT_EMPTY_PATH, &ro, sizeof ro) < 0 && !r)
+        r = -errno;
+    close(sys);
+    if (r < 0) {
+        snprintf(err, errlen, "cannot forbid nested user namespaces (/proc/sys/%s): %s", knob,
+                 strerror(-r));
+        return r;
+    }
+    buf[got] = '\0';
+    if (strcmp(buf, "0\n") != 0) {
+        snprintf(err, errlen, "nested user namespaces still allowed: /proc/sys/%s reads %.20s",
+                 knob, buf);
+        return -EPERM;
+    }
     return 0;
 }
 

@@ -421,6 +421,9 @@ static int parse_opts(int argc, char **argv, struct init_opts *o, int from_setup
         } else if (strcmp(argv[i], "--await-guard") == 0) {
             o->await_guard = 1;
             continue;
+        } else if (strcmp(argv[i], "--lock-userns") == 0) {
+            o->lock_userns = 1;
+            continue;
         } else if (strcmp(argv[i], "--setup") == 0 && !from_setup) {
             o->await_setup = 1;
             continue;
@@ -670,10 +673,11 @@ int init_main(int argc, char **argv)
     if (sv.opts.await_go)
         await_go(&sv);
 
-    /* The policy's mounts, then no capability is left, before anything
-     * else can run in here. */
+    /* The policy's mounts, no nested user namespace, then no capability is
+     * left, before anything else can run in here. */
     char why[INIT_TEXT_MAX];
     if (init_apply_mounts(sv.opts.mounts, sv.opts.n_mounts, why, sizeof why) < 0 ||
+        (sv.opts.lock_userns && init_lock_userns(why, sizeof why) < 0) ||
         init_drop_caps(why, sizeof why) < 0)
         fatal_text(&sv, why);
 

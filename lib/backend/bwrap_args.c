@@ -729,7 +729,7 @@ static int cmp_entry_depth(const void *a, const void *b)
  * options but ccsb-init's: bwrap re-reads /proc/self/mountinfo for every
  * bind (about 0.7 ms each here), and a real policy has dozens; ccsb-init
  * makes the same mounts with the new mount API in microseconds, before
- * anything else runs, and then drops the two capabilities it needed for it.
+ * anything else runs, and then drops the capabilities it needed for it.
  */
 static int init_op(struct builder *b, const char *op, const char *guest)
 {
@@ -758,12 +758,15 @@ static int emit_masks(struct builder *b)
     return r;
 }
 
-/* ccsb-init gets CAP_SYS_ADMIN (to mount) and CAP_SETPCAP (to empty its
- * bounding set afterwards) only when it has mounts to make; the grant goes
- * right after --cap-drop ALL. Called before the command is appended. */
-static int grant_mount_caps(struct builder *b)
+/* ccsb-init gets CAP_SYS_ADMIN (to mount, and for --lock-userns to make
+ * /proc/sys writable for a moment), CAP_SYS_RESOURCE (for --lock-userns's
+ * write) and CAP_SETPCAP (to empty its bounding set afterwards), only the
+ * ones it needs; the grant goes right after --cap-drop ALL. Called before
+ * the command is appended. */
+static int grant_init_caps(struct builder *b)
 {
-    if (!b->out->init_mounts.n)
+    int mounts = b->out->init_mounts.n > 0, lock = b->o->lock_userns;
+    if (!mounts && !lock)
         return 0;
     struct strv *v = &b->out->argv, out = STRV_INIT;
     int r = 0;
@@ -771,6 +774,7 @@ static int grant_mount_caps(struct builder *b)
         r = strv_push(&out, v->v[i]);
         if (!r && i > 0 && strcmp(v->v[i - 1], "--cap-drop") == 0 && strcmp(v->v[i], "ALL") == 0)
             r = strv_push(&out, "--cap-add") | strv_push(&out, "CAP_SYS_ADMIN") |
+                (lock ? strv_push(&out, "--cap-add") | strv_push(&out, "CAP_SYS_RESOURCE") : 0) |
                 strv_push(&out, "--cap-add") | strv_push(&out, "CAP_SETPCAP");
     }
     if (r) {
@@ -786,10 +790,12 @@ static int emit_init(struct builder *b)
 {
     int r = args2(b, "--remount-ro", "/");
     if (!r)
-        r = grant_mount_caps(b);
+        r = grant_init_caps(b);
     b->out->cmd_at = b->out->argv.n;
     if (!r)
         r = args3(b, "--", INIT_GUEST_PATH, "init");
+    if (!r && b->o->lock_userns)
+        r = arg(b, "--lock-userns");
     /* Placeholders are made by the host while bwrap starts: wait for them. */
     if (!r && (b->out->ph_files.n || b->out->ph_dirs.n))
         r = arg(b, "--await-go");
@@ -830,7 +836,7 @@ static int workdir(struct builder *b)
 static const char *const base_flags[] = {
     "--unshare-all",  /* user, ipc, pid, net, uts, cgroup */
     "--unshare-user", /* explicit: --disable-userns needs it even when implied */
-    "--disable-userns", "--die-with-parent", "--new-session",
+    "--die-with-parent", "--new-session",
     "--cap-drop", "ALL", "--as-pid-1", "--clearenv", NULL,
 };
 
@@ -846,6 +852,8 @@ int bwrap_plan_build(const struct ccsb_policy *p, const struct bwrap_opts *o,
     int r = 0;
     for (size_t i = 0; base_flags[i] && !r; i++)
         r = arg(&b, base_flags[i]);
+    if (!r && !o->lock_userns)
+        r = arg(&b, "--disable-userns");
     if (!r)
         r = add_system(&b);
     if (!r)
@@ -890,6 +898,11 @@ int bwrap_plan_build(const struct ccsb_policy *p, const struct bwrap_opts *o,
         bwrap_plan_clear(out);
     rpmemo_clear(&memo);
     return r;
+}
+
+int bwrap_lock_userns_here(void)
+{
+    return getuid() == 0 && getgid() == 0;
 }
 
 void bwrap_plan_clear(struct bwrap_plan *plan)

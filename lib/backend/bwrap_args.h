@@ -48,6 +48,10 @@ struct bwrap_opts {
     int have_guard;           /* the create-time guard can enforce globs and hold
                                * missing protected paths (no placeholders) */
     const struct bwrap_host_ops *host; /* NULL: the real filesystem */
+    /* bwrap runs as uid 0 and so makes one user namespace, which owns the
+     * mount namespace: ccsb-init forbids nested ones itself (cheaper, see
+     * init_lock_userns) rather than bwrap's --disable-userns. */
+    int lock_userns;
 };
 
 struct bwrap_plan {
@@ -70,6 +74,10 @@ struct bwrap_plan {
 int bwrap_plan_build(const struct ccsb_policy *p, const struct bwrap_opts *o,
                      struct bwrap_plan *out, char *err, size_t errlen);
 void bwrap_plan_clear(struct bwrap_plan *plan);
+
+/* bwrap_opts.lock_userns for this process: 1 when bwrap runs as uid and gid
+ * 0 (it then nests no user namespace of its own for the mapping). */
+int bwrap_lock_userns_here(void);
 
 /* The argv as one shell-quoted line ("bwrap --unshare-all ..."), malloc'd. */
 char *bwrap_argv_to_shell(const char *bwrap_path, const struct strv *argv);

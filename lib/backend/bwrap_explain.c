@@ -20,7 +20,8 @@ int bwrap_explain(FILE *f, const struct ccsb_policy *p, char *err, size_t errlen
     if (bwrap_locate_helper(&helper, ignore, sizeof ignore) < 0)
         helper = NULL;
     char *bwrap = probe_find_on_path("bwrap");
-    struct bwrap_opts o = {.helper_path = helper ? helper : "<ccsb-init>"};
+    struct bwrap_opts o = {.helper_path = helper ? helper : "<ccsb-init>",
+                           .lock_userns = bwrap_lock_userns_here()};
 #if CCSB_HAVE_SECCOMP
     /* As a launch here would decide: missing protected paths are held by
      * the guard where it works, by placeholders elsewhere. */

@@ -733,6 +733,7 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
         .have_guard = expect_guard,
         .http_port = bs->http_port,
         .socks_port = bs->socks_port,
+        .lock_userns = bwrap_lock_userns_here(),
     };
     r = bwrap_plan_build(p, &o, &plan, err, errlen);
     if (r < 0)

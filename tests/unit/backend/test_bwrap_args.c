@@ -138,16 +138,22 @@ static void teardown(void)
     bwrap_plan_clear(&plan);
 }
 
+static int build_lock(int lock_userns)
+{
+    struct bwrap_opts o = {.helper_path = "/opt/ccsb/ccsb-init", .host = &fake_host,
+                           .lock_userns = lock_userns};
+    return bwrap_plan_build(&pol, &o, &plan, err, sizeof err);
+}
+
 static int build(void)
 {
-    struct bwrap_opts o = {.helper_path = "/opt/ccsb/ccsb-init", .host = &fake_host};
-    return bwrap_plan_build(&pol, &o, &plan, err, sizeof err);
+    return build_lock(0);
 }
 
 /* Index of the first run of n args equal to the given ones, or -1. */
 static int find(int n, ...)
 {
-    const char *want[4];
+    const char *want[6];
     va_list ap;
     va_start(ap, n);
     for (int i = 0; i < n; i++)
@@ -191,6 +197,23 @@ START_TEST(base_layout)
     ck_assert_uint_eq(plan.ph_files.n + plan.ph_dirs.n, 0);
     /* nothing for ccsb-init to mount: it gets no capability at all */
     ck_assert_int_eq(find(1, "--cap-add"), -1);
+    ck_assert_int_eq(find(1, "--lock-userns"), -1);
+}
+END_TEST
+
+/* A uid-0 host: ccsb-init, not bwrap, forbids nested user namespaces
+ * (bwrap's --disable-userns would put it out of reach of the mount
+ * namespace), with the three capabilities that takes. */
+START_TEST(uid0_host_locks_userns_in_init)
+{
+    ck_assert_int_eq(build_lock(1), 0);
+    ck_assert_int_eq(find(1, "--disable-userns"), -1);
+    ck_assert_int_ge(find(1, "--unshare-user"), 0);
+    ck_assert_int_gt(find(1, "--lock-userns"), (int)plan.cmd_at);
+    int caps = find(6, "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SYS_RESOURCE",
+                    "--cap-add", "CAP_SETPCAP");
+    ck_assert_int_eq(caps, find(2, "--cap-drop", "ALL") + 2);
+    ck_assert_int_lt(caps, (int)plan.cmd_at);
 }
 END_TEST
 
@@ -548,6 +571,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("plan");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, base_layout);
+    tcase_add_test(tc, uid0_host_locks_userns_in_init);
     tcase_add_test(tc, modes_and_order);
     tcase_add_test(tc, reserved_guest_refused);
     tcase_add_test(tc, deny_write_existing_pins_ancestors);
