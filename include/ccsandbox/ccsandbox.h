@@ -345,6 +345,20 @@ CCSB_API int ccsb_spec_set_pids_max(ccsb_spec *spec, uint32_t count);
 /* ------------------------------------------------------------------ */
 
 /*
+ * Starts one sandbox process ahead, for the next native launch of this
+ * context: on Linux a bubblewrap that waits for its options, so that launch
+ * skips bwrap's exec and dynamic linking (about 1 ms). Returns at once (the
+ * context's thread starts it); best effort: a launch that finds none, or
+ * whose standby died, starts its own. Each native launch takes one; call
+ * again to prepare the next (at most 4 wait, then CCSB_E_STATE). Launches
+ * with a memory or process limit start their own (bwrap must begin inside
+ * the session's cgroups). One idle bwrap process each until taken;
+ * ccsb_ctx_free ends those left. CCSB_E_UNAVAILABLE where the native
+ * backend has nothing to start ahead (macOS, no native backend).
+ */
+CCSB_API int ccsb_ctx_prestart(ccsb_ctx *ctx);
+
+/*
  * Validates the spec, resolves the backend and starts the session. Returns
  * once the session is warm (a "ready" event is queued), or fails with
  * nothing left running. The spec is copied.

@@ -17,6 +17,13 @@ CCSB_API int ccsb_probe(ccsb_ctx *ctx, const ccsb_probe_result **out)
     return *out ? 0 : ctx_err(ctx, CCSB_E_NOMEM, "out of memory");
 }
 
+CCSB_API int ccsb_ctx_prestart(ccsb_ctx *ctx)
+{
+    if (!ctx)
+        return CCSB_E_INVAL;
+    return session_prestart(ctx);
+}
+
 CCSB_API int ccsb_launch(ccsb_ctx *ctx, const ccsb_spec *spec, ccsb_session **out)
 {
     if (!ctx || !out)

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+struct ccsb_ctx;
 struct ccsb_session;
 struct exec;
 struct ccsb_exec_req;
@@ -26,6 +27,10 @@ struct backend_ops {
      * Best effort (launch does whatever it did not). If launch never comes,
      * destroy undoes it. */
     void (*prestart)(struct ccsb_session *s);
+    /* Optional, any thread (ccsb_ctx_prestart): start, without waiting,
+     * what a later prestart can take instead of starting it then, and
+     * store it with ctx_standby_put. 0 or CCSB_E_*. */
+    int (*standby)(struct ccsb_ctx *ctx);
     int (*launch)(struct ccsb_session *s, char *err, size_t errlen);
     /* Register fds/timers on the loop (after launch succeeded); on failure
      * a message in err. */

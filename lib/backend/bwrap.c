@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,39 +78,83 @@ static struct bwrap_session *bs_new(void)
     return bs;
 }
 
+/* An untaken standby (ccsb_ctx_free, after the loop thread ended: its
+ * bwrap, if it started, got --die-with-parent's SIGKILL; this reaps it). */
+static void standby_free(void *obj)
+{
+    struct bwrap_session *bs = obj;
+    if (bs->prestarting && bwrap_spawn_finish(bs->spawn_ctx, bs, NULL, 0) == 0) {
+        bs->dead = 1;
+        bwrap_teardown(bs);
+    }
+    bs_free_unstarted(bs);
+}
+
+/* ccsb_ctx_prestart: one bwrap for a later launch, started on the loop
+ * thread (see bwrap_prestart) without waiting. */
+static int bwrap_standby(struct ccsb_ctx *ctx)
+{
+    struct bwrap_session *bs = bs_new();
+    if (!bs)
+        return CCSB_E_NOMEM;
+    bs->prestarting = 1;
+    bwrap_spawn_start(ctx, bs);
+    int r = ctx_standby_put(ctx, bs, standby_free);
+    if (r < 0)
+        standby_free(bs);
+    return r;
+}
+
 /*
  * Before the core builds the policy (caller's thread): bwrap is started
  * now, and waits for its options; its exec and dynamic linking overlap the
  * policy and the plan. The loop thread spawns it (posix_spawn blocks its
  * caller until the exec), so the caller goes on with the policy at once;
  * that thread also outlives any caller's thread, which bwrap's
- * --die-with-parent watches. Best effort: without it, launch starts bwrap
- * itself. Not when limits ask for cgroups (bwrap must start inside them).
+ * --die-with-parent watches. A standby the host asked for earlier
+ * (ccsb_ctx_prestart) is taken instead, its exec long done. Best effort:
+ * without either, launch starts bwrap itself. Not when limits ask for
+ * cgroups (bwrap must start inside them).
  */
 static void bwrap_prestart(struct ccsb_session *s)
 {
     if (s->spec->memory_max || s->spec->pids_max)
         return;
-    struct bwrap_session *bs = bs_new();
+    /* (its spawn may still be under way: take_prestarted waits for it) */
+    struct bwrap_session *bs = ctx_standby_take(s->ctx, standby_free);
+    if (bs) {
+        s->bdata = bs;
+        return;
+    }
+    bs = bs_new();
     if (!bs)
         return;
     s->bdata = bs;
     bs->prestarting = 1;
-    bwrap_spawn_start(s, bs);
+    bwrap_spawn_start(s->ctx, bs);
 }
 
-/* The prestarted bwrap_session, once its spawn finished (NULL: none). */
+/* The prestarted bwrap_session, once its spawn finished and if its bwrap
+ * still waits for its options (a standby may have waited long); NULL:
+ * none. */
 static struct bwrap_session *take_prestarted(struct ccsb_session *s)
 {
     struct bwrap_session *bs = s->bdata;
     int r = 0;
     if (bs && bs->prestarting) {
-        r = bwrap_spawn_finish(s, bs, NULL, 0);
+        r = bwrap_spawn_finish(s->ctx, bs, NULL, 0);
         bs->prestarting = 0;
     }
     s->bdata = NULL;
     if (bs && r < 0) {
         bs_free_unstarted(bs); /* (bwrap_spawn left nothing) */
+        return NULL;
+    }
+    struct pollfd p = {.fd = bs ? bs->pidfd : -1, .events = POLLIN};
+    if (bs && poll(&p, 1, 0) != 0) { /* a pidfd turns readable when its process exits */
+        bs->dead = 1;
+        bwrap_teardown(bs);
+        bs_free_unstarted(bs);
         return NULL;
     }
     return bs;
@@ -450,7 +495,7 @@ static void bwrap_stop(struct ccsb_session *s)
     egress_pair_free(bs->egress);
     bs->egress = NULL;
     bwrap_guard_finish(bs);
-    bwrap_teardown(s, bs);
+    bwrap_teardown(bs);
     /* After the sandbox is gone: until then a trapped call gets its answer. */
     bwrap_guard_release(bs);
 }
@@ -464,7 +509,7 @@ static void bwrap_destroy(struct ccsb_session *s)
         bs = take_prestarted(s);
         if (bs) {
             bs->dead = 1;
-            bwrap_teardown(s, bs);
+            bwrap_teardown(bs);
             bs_free_unstarted(bs);
         }
         return;
@@ -562,6 +607,7 @@ static void bwrap_details(struct ccsb_session *s, json_t *o)
 const struct backend_ops backend_bwrap_ops = {
     .name = "bubblewrap",
     .prestart = bwrap_prestart,
+    .standby = bwrap_standby,
     .launch = bwrap_launch,
     .attach = bwrap_attach,
     .exec = bwrap_exec,

@@ -18,6 +18,7 @@
 #include "util/strv.h"
 
 struct event;
+struct ccsb_ctx;
 struct ccsb_session;
 struct ccsb_exec_req;
 struct exec;
@@ -41,7 +42,7 @@ struct bwrap_session {
     int started;      /* bwrap_start succeeded (else bwrap_spawn at most ran) */
     int prestarting;  /* prestart's spawn handed to the loop thread, not finished */
     struct ctx_call spawn_call;
-    struct ccsb_session *spawn_s;
+    struct ccsb_ctx *spawn_ctx;
     char spawn_err[256];
     int listeners[2]; /* http, socks: listening sockets in the sandbox's netns */
     int http_port, socks_port;
@@ -101,15 +102,15 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
  * bwrap_prestart calls it while the core still builds the policy. On
  * failure nothing is left.
  */
-int bwrap_spawn(struct ccsb_session *s, struct bwrap_session *bs, char *err, size_t errlen);
+int bwrap_spawn(struct ccsb_ctx *ctx, struct bwrap_session *bs, char *err, size_t errlen);
 /* bwrap_spawn on the context's loop thread (whose life, not a caller's
  * thread's, bwrap's --die-with-parent then follows), without waiting:
  * bwrap_spawn_finish waits and returns its result (message in err). */
-void bwrap_spawn_start(struct ccsb_session *s, struct bwrap_session *bs);
-int bwrap_spawn_finish(struct ccsb_session *s, struct bwrap_session *bs, char *err,
+void bwrap_spawn_start(struct ccsb_ctx *ctx, struct bwrap_session *bs);
+int bwrap_spawn_finish(struct ccsb_ctx *ctx, struct bwrap_session *bs, char *err,
                        size_t errlen);
 /* Ends the sandbox (bounded), reaps our child, removes what launch made. */
-void bwrap_teardown(struct ccsb_session *s, struct bwrap_session *bs);
+void bwrap_teardown(struct bwrap_session *bs);
 
 /* ---- bwrap_ctl.c ---- */
 

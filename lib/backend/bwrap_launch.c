@@ -318,7 +318,7 @@ static void free_placeholders(struct bwrap_session *bs)
     bs->nph = 0;
 }
 
-void bwrap_teardown(struct ccsb_session *s, struct bwrap_session *bs)
+void bwrap_teardown(struct bwrap_session *bs)
 {
     /* Still waiting for its options: it must not start with only those
      * of its command line. */
@@ -531,13 +531,13 @@ static int pick_ports(struct bwrap_session *bs, char *err, size_t errlen)
 }
 
 /* The binaries: bwrap and ccsb-init (never from a writable directory). */
-static int locate(struct ccsb_session *s, struct bwrap_session *bs, char *err, size_t errlen)
+static int locate(struct ccsb_ctx *ctx, struct bwrap_session *bs, char *err, size_t errlen)
 {
     if (bs->bwrap && bs->helper)
         return 0;
     /* Only the binary is needed here, not the functional probe (a whole
      * extra bwrap start): this launch tries the namespaces itself. */
-    const struct ccsb_probe_result *pr = ctx_probe_cached(s->ctx);
+    const struct ccsb_probe_result *pr = ctx_probe_cached(ctx);
     bs->bwrap = pr && pr->bwrap_path ? strdup(pr->bwrap_path) : probe_find_on_path("bwrap");
     if (!bs->bwrap)
         return errf(err, errlen, CCSB_E_UNAVAILABLE, "bubblewrap (bwrap) is not installed: %s",
@@ -545,9 +545,9 @@ static int locate(struct ccsb_session *s, struct bwrap_session *bs, char *err, s
     return bwrap_locate_helper(&bs->helper, err, errlen);
 }
 
-int bwrap_spawn(struct ccsb_session *s, struct bwrap_session *bs, char *err, size_t errlen)
+int bwrap_spawn(struct ccsb_ctx *ctx, struct bwrap_session *bs, char *err, size_t errlen)
 {
-    int r = locate(s, bs, err, errlen);
+    int r = locate(ctx, bs, err, errlen);
     if (r < 0)
         return r;
     /* The janitor starts bwrap itself when bwrap must begin inside cgroups. */
@@ -613,7 +613,7 @@ out:
     strv_clear(&argv);
     if (r < 0) {
         bs->dead = 1;
-        bwrap_teardown(s, bs);
+        bwrap_teardown(bs);
     }
     return r;
 }
@@ -621,20 +621,20 @@ out:
 static int spawn_on_loop(void *arg)
 {
     struct bwrap_session *bs = arg;
-    return bwrap_spawn(bs->spawn_s, bs, bs->spawn_err, sizeof bs->spawn_err);
+    return bwrap_spawn(bs->spawn_ctx, bs, bs->spawn_err, sizeof bs->spawn_err);
 }
 
-void bwrap_spawn_start(struct ccsb_session *s, struct bwrap_session *bs)
+void bwrap_spawn_start(struct ccsb_ctx *ctx, struct bwrap_session *bs)
 {
-    bs->spawn_s = s;
+    bs->spawn_ctx = ctx;
     bs->spawn_err[0] = '\0';
-    ctx_call_start(s->ctx, &bs->spawn_call, spawn_on_loop, bs);
+    ctx_call_start(ctx, &bs->spawn_call, spawn_on_loop, bs);
 }
 
-int bwrap_spawn_finish(struct ccsb_session *s, struct bwrap_session *bs, char *err,
+int bwrap_spawn_finish(struct ccsb_ctx *ctx, struct bwrap_session *bs, char *err,
                        size_t errlen)
 {
-    int r = ctx_call_finish(s->ctx, &bs->spawn_call);
+    int r = ctx_call_finish(ctx, &bs->spawn_call);
     if (r < 0 && err && errlen)
         snprintf(err, errlen, "%s", bs->spawn_err[0] ? bs->spawn_err : "the loop thread is gone");
     return r;
@@ -687,7 +687,7 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
     const struct ccsb_policy *p = s->policy;
     struct bwrap_plan plan;
     memset(&plan, 0, sizeof plan);
-    int r = locate(s, bs, err, errlen);
+    int r = locate(s->ctx, bs, err, errlen);
     if (r < 0)
         goto fail;
     if (inside_writable(p, bs->helper)) {
@@ -746,8 +746,8 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
         goto fail;
     }
     if (!bs->pid) {
-        bwrap_spawn_start(s, bs);
-        if ((r = bwrap_spawn_finish(s, bs, err, errlen)) < 0)
+        bwrap_spawn_start(s->ctx, bs);
+        if ((r = bwrap_spawn_finish(s->ctx, bs, err, errlen)) < 0)
             goto fail; /* (a second teardown is harmless: the cgroups, if it never ran) */
     }
 
@@ -849,7 +849,7 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
 
 fail:
     bs->dead = 1;
-    bwrap_teardown(s, bs); /* children, placeholders, cgroups, fds */
+    bwrap_teardown(bs); /* children, placeholders, cgroups, fds */
     bwrap_plan_clear(&plan);
     return r;
 }

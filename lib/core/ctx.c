@@ -579,6 +579,51 @@ void *ctx_memo_put(struct ccsb_ctx *ctx, int slot, const void *key, size_t keyle
     return use;
 }
 
+int ctx_standby_put(struct ccsb_ctx *ctx, void *obj, void (*free_fn)(void *))
+{
+    int r = 0;
+    pthread_mutex_lock(&ctx->probe_mu);
+    if (ctx->standby_closed || ctx->n_standby == CTX_STANDBY_MAX)
+        r = CCSB_E_STATE;
+    else {
+        ctx->standby[ctx->n_standby].obj = obj;
+        ctx->standby[ctx->n_standby].free_fn = free_fn;
+        ctx->n_standby++;
+    }
+    pthread_mutex_unlock(&ctx->probe_mu);
+    return r;
+}
+
+void *ctx_standby_take(struct ccsb_ctx *ctx, void (*free_fn)(void *))
+{
+    void *obj = NULL;
+    pthread_mutex_lock(&ctx->probe_mu);
+    for (size_t i = 0; i < ctx->n_standby && !obj; i++) {
+        if (ctx->standby[i].free_fn != free_fn)
+            continue;
+        obj = ctx->standby[i].obj;
+        memmove(&ctx->standby[i], &ctx->standby[i + 1],
+                (ctx->n_standby - i - 1) * sizeof ctx->standby[0]);
+        ctx->n_standby--;
+    }
+    pthread_mutex_unlock(&ctx->probe_mu);
+    return obj;
+}
+
+/* ccsb_ctx_free, after its loop thread ended: no more standbys, and those
+ * left are freed (a bwrap's --die-with-parent already fired with that
+ * thread; its free reaps it). */
+static void free_standbys(struct ccsb_ctx *ctx)
+{
+    pthread_mutex_lock(&ctx->probe_mu);
+    ctx->standby_closed = 1;
+    size_t n = ctx->n_standby;
+    ctx->n_standby = 0;
+    pthread_mutex_unlock(&ctx->probe_mu);
+    for (size_t i = 0; i < n; i++)
+        ctx->standby[i].free_fn(ctx->standby[i].obj);
+}
+
 const struct ccsb_probe_result *ctx_probe_cached(struct ccsb_ctx *ctx)
 {
     pthread_mutex_lock(&ctx->probe_mu);
@@ -809,6 +854,7 @@ CCSB_API void ccsb_ctx_free(ccsb_ctx *ctx)
     ctx->calls = NULL;
     pthread_cond_broadcast(&ctx->call_cv);
     pthread_mutex_unlock(&ctx->call_mu);
+    free_standbys(ctx);
     ctx_free_loop(ctx);
     ctx_unref(ctx);
 }

@@ -104,6 +104,21 @@ void *ctx_memo_get(struct ccsb_ctx *ctx, int slot, const void *key, size_t keyle
 void *ctx_memo_put(struct ccsb_ctx *ctx, int slot, const void *key, size_t keylen, void *obj,
                    void (*free_fn)(void *));
 
+/*
+ * Standbys: things a backend started ahead of a launch (ccsb_ctx_prestart),
+ * for the context's next launches to take. Any thread.
+ *
+ * ctx_standby_put: stores obj (taking it) with the function that frees an
+ * untaken one, or CCSB_E_STATE (obj stays the caller's): CTX_STANDBY_MAX
+ * wait already, or ccsb_ctx_free began.
+ * ctx_standby_take: the oldest one stored with that free_fn (the backend's
+ * mark), now the caller's; NULL when none.
+ * ccsb_ctx_free frees those left, once its loop thread has ended.
+ */
+#define CTX_STANDBY_MAX 4
+int ctx_standby_put(struct ccsb_ctx *ctx, void *obj, void (*free_fn)(void *));
+void *ctx_standby_take(struct ccsb_ctx *ctx, void (*free_fn)(void *));
+
 /* The cached probe (computed on first use). */
 const struct ccsb_probe_result *ctx_probe(struct ccsb_ctx *ctx);
 /* The probe if it already ran, else NULL (never runs it). */

@@ -67,6 +67,14 @@ struct ccsb_ctx {
     struct ctx_memo *memo;
     size_t n_memo;
 
+    /* ctx_standby (probe_mu), oldest first */
+    struct {
+        void *obj;
+        void (*free_fn)(void *);
+    } standby[CTX_STANDBY_MAX];
+    size_t n_standby;
+    int standby_closed;          /* ccsb_ctx_free began (probe_mu) */
+
     struct ccsb_session *sessions; /* loop thread */
     /* destroyed from inside a callback, freed once it returned (loop thread) */
     struct ccsb_session *doomed;

@@ -163,6 +163,24 @@ static const struct backend_ops *native_ops(void)
 #endif
 }
 
+int session_prestart(struct ccsb_ctx *ctx)
+{
+    if (ctx->dead)
+        return ctx_err(ctx, CCSB_E_STATE, "the context was freed");
+    const struct backend_ops *ops = native_ops();
+    if (!ops || !ops->standby)
+        return ctx_err(ctx, CCSB_E_UNAVAILABLE,
+                       "nothing to start ahead: this host's native backend (%s) has no "
+                       "process to prestart",
+                       ops ? ops->name : "none");
+    int r = ops->standby(ctx);
+    if (r == CCSB_E_STATE)
+        return ctx_err(ctx, r, "%d prestarted sandboxes already wait (or the context is "
+                               "being freed)",
+                       CTX_STANDBY_MAX);
+    return r < 0 ? ctx_err(ctx, r, "cannot prestart: %s", ccsb_strerror(r)) : 0;
+}
+
 /* Picks the backend that will run; never falls back from an explicit ask. */
 static int resolve_backend(struct ccsb_ctx *ctx, int requested, int *backend,
                            const struct backend_ops **ops, char **note)

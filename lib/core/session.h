@@ -99,6 +99,9 @@ struct ccsb_exec_req;
 int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
                    const struct ccsb_exec_req *first, struct ccsb_session **out,
                    uint64_t *first_id);
+/* ccsb_ctx_prestart: the native backend's standby, or CCSB_E_UNAVAILABLE
+ * (ctx has the message). */
+int session_prestart(struct ccsb_ctx *ctx);
 /* Stops the session from the loop once the current callback is done (an
  * end_session exec ended: the backend may be mid-dispatch). */
 void session_stop_soon(struct ccsb_session *s);

@@ -185,6 +185,17 @@ static void await_destroyed(struct driver *d, int max_ms)
     }
 }
 
+/* Whether the options (not yet parsed) leave the native backend on: only
+ * an explicit other --backend turns it off (a --spec file is read later;
+ * one that says otherwise only wastes the prestart). */
+static int likely_native(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc)
+            return strcmp(argv[i + 1], "native") == 0 || strcmp(argv[i + 1], "auto") == 0;
+    return 1;
+}
+
 static int run_common(int argc, char **argv, int shell)
 {
     /* Whether we have a stdin at all, before anything can take fd 0. */
@@ -194,6 +205,11 @@ static int run_common(int argc, char **argv, int shell)
     struct driver d = {.exit_status = CLI_EXIT_CANNOT_START};
     char err[512] = "";
     int ctx_r = ccsb_ctx_new(&d.ctx, err, sizeof err);
+    /* bwrap's exec and dynamic linking, on that thread, while we read the
+     * options and the library builds the policy (best effort: unavailable
+     * off Linux; the launch starts its own otherwise). */
+    if (ctx_r == 0 && likely_native(argc, argv))
+        ccsb_ctx_prestart(d.ctx);
     struct run_opts o;
     int rc = run_opts_parse(argc, argv, &o);
     if (rc == 0 && !shell && o.n_cmd == 0) {
