@@ -526,6 +526,138 @@ START_TEST(no_fd_or_child_leak)
 }
 END_TEST
 
+/* ---- ccsb_ctx_prestart ---------------------------------------------------- */
+
+/* Our children running bwrap (their pids into out, at most max). */
+static int bwrap_children(pid_t *out, int max)
+{
+    DIR *d = opendir("/proc");
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max) {
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = e->d_name[0] >= '1' && e->d_name[0] <= '9' ? fopen(path, "re") : NULL;
+        if (!f)
+            continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        char *close_paren = strrchr(buf, ')');
+        char state;
+        int ppid;
+        if (strstr(buf, " (bwrap) ") && close_paren &&
+            sscanf(close_paren + 1, " %c %d", &state, &ppid) == 2 && ppid == getpid() &&
+            state != 'Z')
+            out[n++] = (pid_t)atoi(e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+/* Waits (bounded) until exactly `want` bwrap children of ours run. */
+static int await_bwrap_children(int want, pid_t *out, int max)
+{
+    int n = -1;
+    for (int i = 0; i < 200; i++) {
+        if ((n = bwrap_children(out, max)) == want)
+            return n;
+        usleep(10000);
+    }
+    return n;
+}
+
+static int pid_gone(pid_t pid)
+{
+    return kill(pid, 0) < 0 && errno == ESRCH; /* reaped, not a zombie */
+}
+
+START_TEST(prestart_is_taken_by_the_next_launch)
+{
+    pid_t p[8], q[8];
+    ck_assert_int_eq(ccsb_ctx_prestart(h.ctx), 0);
+    ck_assert_int_eq(await_bwrap_children(1, p, 8), 1);
+    launch();
+    /* the session's bwrap is the standby, and no new standby appeared */
+    ck_assert_int_eq(bwrap_children(q, 8), 1);
+    ck_assert_int_eq(q[0], p[0]);
+    struct h_exec *x = h_run(&h, "echo ok");
+    ck_assert_str_eq(x->out, "ok\n");
+    ccsb_session_destroy(h.s);
+    h.s = NULL;
+    h_pump(&h, 20);
+    ck_assert_int_eq(await_bwrap_children(0, q, 8), 0);
+    ck_assert(pid_gone(p[0]));
+    /* taken means gone: the next launch starts its own */
+    launch();
+    ck_assert_int_eq(bwrap_children(q, 8), 1);
+    ck_assert_int_ne(q[0], p[0]);
+}
+END_TEST
+
+/* At most four wait; ccsb_ctx_free ends and reaps those never taken, and
+ * gives back every descriptor. */
+START_TEST(prestart_left_over_is_ended_by_ctx_free)
+{
+    h_done(&h); /* a context of our own, counted from before it exists */
+    int before = count_fds();
+    char err[256];
+    ck_assert_int_eq(ccsb_ctx_new(&h.ctx, err, sizeof err), 0);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(ccsb_ctx_prestart(h.ctx), 0);
+    ck_assert_int_eq(ccsb_ctx_prestart(h.ctx), CCSB_E_STATE);
+    ck_assert_ptr_nonnull(strstr(ccsb_ctx_errmsg(h.ctx), "already wait"));
+    pid_t p[8], q[8];
+    ck_assert_int_eq(await_bwrap_children(4, p, 8), 4);
+    ccsb_ctx_free(h.ctx);
+    h.ctx = NULL;
+    ck_assert_int_eq(bwrap_children(q, 8), 0);
+    for (int i = 0; i < 4; i++)
+        ck_assert_msg(pid_gone(p[i]), "bwrap %d not reaped", (int)p[i]);
+    ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1); /* ECHILD: nothing left */
+    ck_assert_int_eq(count_fds(), before);
+    h_init(&h); /* for the fixture's teardown */
+}
+END_TEST
+
+/* A standby that died while it waited is dropped (and reaped) by the
+ * launch that finds it, which then starts its own bwrap. */
+START_TEST(dead_standby_is_replaced)
+{
+    pid_t p[8], q[8];
+    ck_assert_int_eq(ccsb_ctx_prestart(h.ctx), 0);
+    ck_assert_int_eq(await_bwrap_children(1, p, 8), 1);
+    ck_assert_int_eq(kill(p[0], SIGKILL), 0);
+    ck_assert_int_eq(await_bwrap_children(0, q, 8), 0);
+    launch();
+    ck_assert(pid_gone(p[0]));
+    ck_assert_int_eq(bwrap_children(q, 8), 1);
+    ck_assert_int_ne(q[0], p[0]);
+    struct h_exec *x = h_run(&h, "echo ok");
+    ck_assert_str_eq(x->out, "ok\n");
+}
+END_TEST
+
+/* A launch with a process limit starts bwrap inside its cgroups (or with
+ * rlimits): it leaves the standby for a later launch. */
+START_TEST(limited_launch_leaves_the_standby)
+{
+    pid_t p[8], q[8];
+    ck_assert_int_eq(ccsb_ctx_prestart(h.ctx), 0);
+    ck_assert_int_eq(await_bwrap_children(1, p, 8), 1);
+    ccsb_spec_set_pids_max(spec, 64);
+    launch();
+    h_run(&h, "true");
+    int n = bwrap_children(q, 8);
+    int standby_there = 0;
+    for (int i = 0; i < n; i++)
+        standby_there |= q[i] == p[0];
+    ck_assert(standby_there);
+    ck_assert(!pid_gone(p[0]));
+}
+END_TEST
+
 /*
  * The spare (the next exec's process, forked ahead by ccsb-init and holding
  * the control socket while it waits) is as closed to the sandbox as PID 1,
@@ -969,6 +1101,10 @@ static Suite *suite(void)
     tcase_add_test(tc, egress_through_sandbox_listeners);
     tcase_add_test(tc, no_fd_or_child_leak);
     tcase_add_test(tc, spare_is_closed_and_expendable);
+    tcase_add_test(tc, prestart_is_taken_by_the_next_launch);
+    tcase_add_test(tc, prestart_left_over_is_ended_by_ctx_free);
+    tcase_add_test(tc, dead_standby_is_replaced);
+    tcase_add_test(tc, limited_launch_leaves_the_standby);
     tcase_add_test(tc, refused_launch_leaves_no_process);
     tcase_add_test(tc, session_outlives_launching_thread);
     tcase_add_test(tc, closed_stdio_untouched);
