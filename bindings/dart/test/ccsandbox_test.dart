@@ -1,8 +1,9 @@
 // The C integration scenarios through the Dart binding: probe; launch;
 // exec with stdout/stderr/exit; timeout; launchExec (session and first
 // command in one call); endSession (the session ends itself after the
-// command, none and native); violation event from a denied write (native);
-// denied egress (native + egress).
+// command, none and native); prestart (an idle bubblewrap the next native
+// launch takes; at most 4 wait; close ends those left); violation event
+// from a denied write (native); denied egress (native + egress).
 //
 // Needs libccsandbox.so.1: CCSB_LIBRARY=<build>/lib/libccsandbox.so.1 dart test
 import 'dart:io';
@@ -54,6 +55,51 @@ Future<Set<int>> _stillThere(Map<int, String> procs, Duration limit) async {
         if (_stat(e.key) case (final st, final start) when start == e.value && st != 'Z') e.key
     };
     if (left.isEmpty || sw.elapsed >= limit) return left;
+    await Future<void>.delayed(const Duration(milliseconds: 20));
+  }
+}
+
+/// Pids of this process's children (every thread's: the library forks
+/// from its loop thread, and its children move to another thread of ours
+/// when that one ends).
+Set<int> _children() {
+  final out = <int>{};
+  for (final t in Directory('/proc/self/task').listSync()) {
+    try {
+      out.addAll(File('${t.path}/children')
+          .readAsStringSync()
+          .split(RegExp(r'\s+'))
+          .where((p) => p.isNotEmpty)
+          .map(int.parse));
+    } on FileSystemException {
+      // that thread ended meanwhile
+    }
+  }
+  return out;
+}
+
+/// Children not in [before] that are (or, as zombies, were) bubblewrap.
+Set<int> _bwrapChildren(Set<int> before) => {
+      for (final p in _children().difference(before))
+        if (_comm(p) == 'bwrap') p
+    };
+
+String? _comm(int p) {
+  try {
+    return File('/proc/$p/comm').readAsStringSync().trim();
+  } on FileSystemException {
+    return null;
+  }
+}
+
+/// Polls [probe] until [done] holds for its value or [limit] passed; the
+/// last value.
+Future<T> _settle<T>(T Function() probe, bool Function(T) done,
+    {Duration limit = const Duration(seconds: 2)}) async {
+  final sw = Stopwatch()..start();
+  for (;;) {
+    final v = probe();
+    if (done(v) || sw.elapsed >= limit) return v;
     await Future<void>.delayed(const Duration(milliseconds: 20));
   }
 }
@@ -338,6 +384,90 @@ void main() {
         expect(await _stillThere(procs, limit), isEmpty);
       });
     }
+  });
+
+  group('prestart', () {
+    const maxWaiting = 4; // the library's limit (header: "at most 4 wait")
+
+    // The first prestart; false (the test skipped) where the host has
+    // nothing to start ahead.
+    bool first() {
+      try {
+        sandbox.prestart();
+        return true;
+      } on SandboxException catch (e) {
+        if (e.code != CCSB_E_UNAVAILABLE) rethrow;
+        markTestSkipped('nothing to prestart on this host: $e');
+        return false;
+      }
+    }
+
+    // n more prestarts, which must all be accepted.
+    void fill(int n) {
+      for (var i = 0; i < n; i++) {
+        sandbox.prestart();
+      }
+    }
+
+    void expectFull() {
+      expect(
+          () => sandbox.prestart(),
+          throwsA(isA<SandboxException>()
+              .having((e) => e.code, 'code', CCSB_E_STATE)
+              .having((e) => e.call, 'call', 'ccsb_ctx_prestart')
+              .having((e) => e.message, 'message', contains('already wait'))));
+    }
+
+    Future<bool> nativeUsable() async {
+      final pr = await sandbox.probe();
+      if (!pr.available) markTestSkipped('native backend unavailable here: ${pr.hint}');
+      return pr.available;
+    }
+
+    test('a native launch runs on the prestarted bwrap and takes it', () async {
+      if (!await nativeUsable() || !first()) return;
+      final SandboxHandle h;
+      try {
+        h = await sandbox.launch(const SandboxSpec(sessionId: 'dart-prestart', backend: SandboxBackend.native));
+      } on SandboxException catch (e) {
+        if (e.code != CCSB_E_UNAVAILABLE && e.code != CCSB_E_UNSUPPORTED) rethrow;
+        markTestSkipped('native backend not in this build: $e');
+        return;
+      }
+      expect(h.backend, SandboxBackend.native);
+      final r = await h.run(['true']).timeout(const Duration(seconds: 30));
+      expect(r.exitCode, 0, reason: r.stderrText);
+      expect(r.signal, 0);
+      expect(r.killed, isNull);
+      h.close();
+      // The launch took the one waiting: 4 fit again, not 3.
+      fill(maxWaiting);
+      expectFull();
+    });
+
+    test('the fifth waiting prestart is refused', () {
+      if (!first()) return;
+      fill(maxWaiting - 1);
+      expectFull();
+      // Still full: a refused call adds nothing and frees no slot.
+      expectFull();
+    });
+
+    test('close ends every untaken bwrap', () async {
+      if (!await nativeUsable()) return;
+      final before = _children();
+      if (!first()) return;
+      fill(maxWaiting - 1);
+      // Started on the library's thread, without the call waiting for it.
+      final started = await _settle(() => _bwrapChildren(before), (Set<int> s) => s.length >= maxWaiting);
+      expect(started, hasLength(maxWaiting), reason: 'bubblewrap children: $started');
+      await sandbox.close();
+      // Gone means reaped too: a zombie is still listed as our child.
+      final left = await _settle(
+          () => {..._bwrapChildren(before), ..._children().intersection(started)}, (Set<int> s) => s.isEmpty);
+      expect(left, isEmpty, reason: 'bubblewrap left after close');
+      expect(() => sandbox.prestart(), throwsStateError);
+    });
   });
 
   group('native', () {

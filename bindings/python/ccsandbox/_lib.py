@@ -139,6 +139,7 @@ PROTOTYPES = {
     "ccsb_spec_set_timeout_ms": (c_int, [spec_p, c_u64]),
     "ccsb_spec_set_memory_max": (c_int, [spec_p, c_u64]),
     "ccsb_spec_set_pids_max": (c_int, [spec_p, c_u32]),
+    "ccsb_ctx_prestart": (c_int, [ctx_p]),
     "ccsb_launch": (c_int, [ctx_p, spec_p, P(session_p)]),
     "ccsb_launch_exec": (c_int, [ctx_p, spec_p, exec_req_p, P(session_p), P(c_u64)]),
     "ccsb_session_stop": (c_int, [session_p]),

@@ -270,6 +270,15 @@ class Context:
         self._call(self._L.ccsb_probe, self._ptr(), ctypes.byref(pr), name="ccsb_probe")
         return ProbeResult(self._L, pr)
 
+    def prestart(self):
+        """Starts one sandbox process ahead for the next native launch of
+        this context (ccsb_ctx_prestart): on Linux an idle bubblewrap, so
+        that launch skips bwrap's exec. Returns at once (the library's
+        thread starts it). Each native launch takes one; at most 4 wait
+        (then StateError). Unavailable where the native backend has nothing
+        to start ahead (macOS). close() ends those never taken."""
+        self._call(self._L.ccsb_ctx_prestart, self._ptr(), name="ccsb_ctx_prestart")
+
     def launch(self, spec=None, **kwargs):
         """Starts a session from a Spec, a JSON string, a dict, or keyword
         arguments (Spec's). Returns once it is warm."""

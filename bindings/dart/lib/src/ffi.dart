@@ -161,6 +161,8 @@ typedef ccsb_spec_set_memory_max_native = Int Function(Pointer<CcsbSpec>, Uint64
 typedef ccsb_spec_set_memory_max_dart = int Function(Pointer<CcsbSpec>, int);
 typedef ccsb_spec_set_pids_max_native = Int Function(Pointer<CcsbSpec>, Uint32);
 typedef ccsb_spec_set_pids_max_dart = int Function(Pointer<CcsbSpec>, int);
+typedef ccsb_ctx_prestart_native = Int Function(Pointer<CcsbCtx>);
+typedef ccsb_ctx_prestart_dart = int Function(Pointer<CcsbCtx>);
 typedef ccsb_launch_native = Int Function(Pointer<CcsbCtx>, Pointer<CcsbSpec>, Pointer<Pointer<CcsbSession>>);
 typedef ccsb_launch_dart = int Function(Pointer<CcsbCtx>, Pointer<CcsbSpec>, Pointer<Pointer<CcsbSession>>);
 typedef ccsb_launch_exec_native = Int Function(Pointer<CcsbCtx>, Pointer<CcsbSpec>, Pointer<CcsbExecReq>, Pointer<Pointer<CcsbSession>>, Pointer<Uint64>);
@@ -296,6 +298,7 @@ class CcsbBindings {
   late final ccsb_spec_set_timeout_ms = library.lookupFunction<ccsb_spec_set_timeout_ms_native, ccsb_spec_set_timeout_ms_dart>('ccsb_spec_set_timeout_ms');
   late final ccsb_spec_set_memory_max = library.lookupFunction<ccsb_spec_set_memory_max_native, ccsb_spec_set_memory_max_dart>('ccsb_spec_set_memory_max');
   late final ccsb_spec_set_pids_max = library.lookupFunction<ccsb_spec_set_pids_max_native, ccsb_spec_set_pids_max_dart>('ccsb_spec_set_pids_max');
+  late final ccsb_ctx_prestart = library.lookupFunction<ccsb_ctx_prestart_native, ccsb_ctx_prestart_dart>('ccsb_ctx_prestart');
   late final ccsb_launch = library.lookupFunction<ccsb_launch_native, ccsb_launch_dart>('ccsb_launch');
   late final ccsb_launch_exec = library.lookupFunction<ccsb_launch_exec_native, ccsb_launch_exec_dart>('ccsb_launch_exec');
   late final ccsb_session_stop = library.lookupFunction<ccsb_session_stop_native, ccsb_session_stop_dart>('ccsb_session_stop');

@@ -378,6 +378,18 @@ class Sandbox implements Finalizable {
     return pr;
   }
 
+  /// Starts one sandbox process ahead for the next native launch of this
+  /// context (`ccsb_ctx_prestart`): on Linux an idle bubblewrap, so that
+  /// launch skips bwrap's exec. Returns at once (the library's thread
+  /// starts it), so it is called on this isolate's thread. Each native
+  /// launch takes one; at most 4 wait, then a SandboxException with
+  /// CCSB_E_STATE; CCSB_E_UNAVAILABLE where the native backend has nothing
+  /// to start ahead (macOS). [close] ends those never taken.
+  void prestart() {
+    _checkOpen();
+    _check(_b.ccsb_ctx_prestart(_ctx), 'ccsb_ctx_prestart');
+  }
+
   /// Validates [spec] and starts a session; completes once it is warm. A
   /// bad field fails with a SandboxException whose message names it.
   Future<SandboxHandle> launch(SandboxSpec spec) async {

@@ -209,6 +209,7 @@ extern "C" {
     pub fn ccsb_spec_set_memory_max(spec: *mut ccsb_spec, bytes: u64) -> c_int;
     pub fn ccsb_spec_set_pids_max(spec: *mut ccsb_spec, count: u32) -> c_int;
 
+    pub fn ccsb_ctx_prestart(ctx: *mut ccsb_ctx) -> c_int;
     pub fn ccsb_launch(ctx: *mut ccsb_ctx, spec: *const ccsb_spec, out: *mut *mut ccsb_session) -> c_int;
     pub fn ccsb_launch_exec(
         ctx: *mut ccsb_ctx,

@@ -227,6 +227,21 @@ impl Context {
         unsafe { Probe::copy(pr) }
     }
 
+    /// Starts one sandbox process ahead for the next native launch of this
+    /// context (ccsb_ctx_prestart): on Linux an idle bubblewrap, so that
+    /// launch skips bwrap's exec. Returns at once (the library's thread
+    /// starts it). Each native launch takes one; at most 4 wait, then
+    /// `ErrorKind::State`. `ErrorKind::Unavailable` where the native backend
+    /// has nothing to start ahead (macOS). Dropping the last handle of the
+    /// context ends those never taken.
+    pub fn prestart(&self) -> Result<()> {
+        // SAFETY: valid context; the call only queues work on its thread.
+        self.call("ccsb_ctx_prestart", || unsafe {
+            sys::ccsb_ctx_prestart(self.inner.ptr)
+        })?;
+        Ok(())
+    }
+
     /// Validates the spec and starts a session; returns once it is warm.
     pub fn launch(&self, spec: &Spec) -> Result<Session> {
         Session::launch(self, spec)
