@@ -354,7 +354,8 @@ CCSB_API int ccsb_spec_set_pids_max(ccsb_spec *spec, uint32_t count);
  * with a memory or process limit start their own (bwrap must begin inside
  * the session's cgroups). One idle bwrap process each until taken;
  * ccsb_ctx_free ends those left. CCSB_E_UNAVAILABLE where the native
- * backend has nothing to start ahead (macOS, no native backend).
+ * backend has nothing to start ahead (macOS, no native backend) or
+ * bubblewrap is not installed.
  */
 CCSB_API int ccsb_ctx_prestart(ccsb_ctx *ctx);
 

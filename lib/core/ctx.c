@@ -594,6 +594,14 @@ int ctx_standby_put(struct ccsb_ctx *ctx, void *obj, void (*free_fn)(void *))
     return r;
 }
 
+int ctx_standby_full(struct ccsb_ctx *ctx)
+{
+    pthread_mutex_lock(&ctx->probe_mu);
+    int full = ctx->standby_closed || ctx->n_standby == CTX_STANDBY_MAX;
+    pthread_mutex_unlock(&ctx->probe_mu);
+    return full;
+}
+
 void *ctx_standby_take(struct ccsb_ctx *ctx, void (*free_fn)(void *))
 {
     void *obj = NULL;

@@ -117,6 +117,8 @@ void *ctx_memo_put(struct ccsb_ctx *ctx, int slot, const void *key, size_t keyle
  */
 #define CTX_STANDBY_MAX 4
 int ctx_standby_put(struct ccsb_ctx *ctx, void *obj, void (*free_fn)(void *));
+/* Whether a put would fail now (a hint: a put can still fail after it). */
+int ctx_standby_full(struct ccsb_ctx *ctx);
 void *ctx_standby_take(struct ccsb_ctx *ctx, void (*free_fn)(void *));
 
 /* The cached probe (computed on first use). */

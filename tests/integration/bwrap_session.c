@@ -621,6 +621,20 @@ START_TEST(prestart_left_over_is_ended_by_ctx_free)
 }
 END_TEST
 
+/* Without bubblewrap there is nothing to prestart: said at once. */
+START_TEST(prestart_without_bwrap_is_unavailable)
+{
+    h_done(&h); /* a fresh context: nothing probed or located yet */
+    char err[256];
+    ck_assert_int_eq(setenv("PATH", "/nonexistent-ccsb-test", 1), 0);
+    ck_assert_int_eq(ccsb_ctx_new(&h.ctx, err, sizeof err), 0);
+    ck_assert_int_eq(ccsb_ctx_prestart(h.ctx), CCSB_E_UNAVAILABLE);
+    ck_assert_ptr_nonnull(strstr(ccsb_ctx_errmsg(h.ctx), "not installed"));
+    pid_t q[8];
+    ck_assert_int_eq(bwrap_children(q, 8), 0);
+}
+END_TEST
+
 /* A standby that died while it waited is dropped (and reaped) by the
  * launch that finds it, which then starts its own bwrap. */
 START_TEST(dead_standby_is_replaced)
@@ -1104,6 +1118,7 @@ static Suite *suite(void)
     tcase_add_test(tc, prestart_is_taken_by_the_next_launch);
     tcase_add_test(tc, prestart_left_over_is_ended_by_ctx_free);
     tcase_add_test(tc, dead_standby_is_replaced);
+    tcase_add_test(tc, prestart_without_bwrap_is_unavailable);
     tcase_add_test(tc, limited_launch_leaves_the_standby);
     tcase_add_test(tc, refused_launch_leaves_no_process);
     tcase_add_test(tc, session_outlives_launching_thread);
