@@ -85,6 +85,12 @@ struct strv;
 int backend_build_env(const struct ccsb_session *s, const struct ccsb_exec_req *req,
                       char *const *inherited, const char *const *forced, struct strv *out);
 
+/* NO_PROXY for a sandbox with its own loopback: "localhost,127.0.0.1,::1"
+ * (loopback names stay inside), or "" when an egressAllowlist entry names
+ * loopback (localhost, 127/8, ::1): then they go through the proxies. */
+struct ccsb_spec;
+const char *backend_no_proxy(const struct ccsb_spec *spec);
+
 /*
  * The forced entries that send a command's network traffic to the session's
  * proxies, for the tools that need more than one variable: curl/wget/git/pip
@@ -95,11 +101,6 @@ int backend_build_env(const struct ccsb_session *s, const struct ccsb_exec_req *
  * is "JAVA_TOOL_OPTIONS+=...", which backend_build_env appends). Appends to
  * *forced; 0 or -1 (ENOMEM).
  */
-/* 1 when an egressAllowlist entry names loopback (localhost, 127/8, ::1):
- * then loopback names go through the proxies instead of staying local. */
-struct ccsb_spec;
-int backend_allows_loopback(const struct ccsb_spec *spec);
-
 struct backend_proxies {
     const char *http_url;  /* "http://[cred@]127.0.0.1:port" */
     const char *socks_url; /* "socks5h://[cred@]127.0.0.1:port" */

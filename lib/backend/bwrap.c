@@ -282,7 +282,7 @@ static int forced_env(struct ccsb_session *s, struct bwrap_session *bs, struct s
         struct backend_proxies px = {
             .http_url = http,
             .socks_url = socks,
-            .no_proxy = backend_allows_loopback(s->spec) ? "" : "localhost,127.0.0.1,::1",
+            .no_proxy = backend_no_proxy(s->spec),
             .java_port = bs->http_port,
         };
         if (!http || !socks || backend_proxy_env(&px, f) < 0)

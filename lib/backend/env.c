@@ -41,16 +41,16 @@ static int env_put(struct strv *out, char *entry)
     return strv_push_owned(out, entry);
 }
 
-int backend_allows_loopback(const struct ccsb_spec *spec)
+const char *backend_no_proxy(const struct ccsb_spec *spec)
 {
     for (size_t i = 0; i < spec->egress_allow.n; i++) {
         const char *e = spec->egress_allow.v[i];
         size_t n = e[0] == '[' ? strcspn(e, "]") + 1 : strcspn(e, ":");
         if ((n == 9 && strncasecmp(e, "localhost", 9) == 0) || strncmp(e, "127.", 4) == 0 ||
             (n == 5 && strncmp(e, "[::1]", 5) == 0) || strcmp(e, "::1") == 0)
-            return 1;
+            return "";
     }
-    return 0;
+    return "localhost,127.0.0.1,::1";
 }
 
 int backend_proxy_env(const struct backend_proxies *p, struct strv *f)

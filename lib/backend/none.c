@@ -136,7 +136,7 @@ static int forced_env(const struct ccsb_session *s, struct strv *f)
         struct backend_proxies px = {
             .http_url = ns->http_url,
             .socks_url = ns->socks_url,
-            .no_proxy = backend_allows_loopback(s->spec) ? "" : "localhost,127.0.0.1,::1",
+            .no_proxy = backend_no_proxy(s->spec),
         };
         r |= backend_proxy_env(&px, f);
     }
