@@ -29,8 +29,9 @@ struct backend_ops {
     void (*prestart)(struct ccsb_session *s);
     /* Optional, any thread (ccsb_ctx_prestart): start, without waiting,
      * what a later prestart can take instead of starting it then, and
-     * store it with ctx_standby_put. 0 or CCSB_E_*. */
-    int (*standby)(struct ccsb_ctx *ctx);
+     * store it with ctx_standby_put. 0, CCSB_E_STATE when that refuses, or
+     * CCSB_E_* with a message in err. */
+    int (*standby)(struct ccsb_ctx *ctx, char *err, size_t errlen);
     int (*launch)(struct ccsb_session *s, char *err, size_t errlen);
     /* Register fds/timers on the loop (after launch succeeded); on failure
      * a message in err. */

@@ -91,17 +91,23 @@ static void standby_free(void *obj)
 }
 
 /* ccsb_ctx_prestart: one bwrap for a later launch, started on the loop
- * thread (see bwrap_prestart) without waiting. */
-static int bwrap_standby(struct ccsb_ctx *ctx)
+ * thread (see bwrap_prestart) without waiting; its binaries are looked up
+ * here, so that a host without them hears it now. */
+static int bwrap_standby(struct ccsb_ctx *ctx, char *err, size_t errlen)
 {
     struct bwrap_session *bs = bs_new();
     if (!bs)
-        return CCSB_E_NOMEM;
+        return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+    int r = bwrap_locate(ctx, bs, err, errlen);
+    if (r < 0) {
+        bs_free_unstarted(bs);
+        return r;
+    }
     bs->prestarting = 1;
     bwrap_spawn_start(ctx, bs);
-    int r = ctx_standby_put(ctx, bs, standby_free);
+    r = ctx_standby_put(ctx, bs, standby_free);
     if (r < 0)
-        standby_free(bs);
+        standby_free(bs); /* (CCSB_E_STATE: the core says why) */
     return r;
 }
 

@@ -103,6 +103,8 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
  * failure nothing is left.
  */
 int bwrap_spawn(struct ccsb_ctx *ctx, struct bwrap_session *bs, char *err, size_t errlen);
+/* The binaries, once: bwrap and ccsb-init (never from a writable directory). */
+int bwrap_locate(struct ccsb_ctx *ctx, struct bwrap_session *bs, char *err, size_t errlen);
 /* bwrap_spawn on the context's loop thread (whose life, not a caller's
  * thread's, bwrap's --die-with-parent then follows), without waiting:
  * bwrap_spawn_finish waits and returns its result (message in err). */

@@ -530,8 +530,7 @@ static int pick_ports(struct bwrap_session *bs, char *err, size_t errlen)
     return 0;
 }
 
-/* The binaries: bwrap and ccsb-init (never from a writable directory). */
-static int locate(struct ccsb_ctx *ctx, struct bwrap_session *bs, char *err, size_t errlen)
+int bwrap_locate(struct ccsb_ctx *ctx, struct bwrap_session *bs, char *err, size_t errlen)
 {
     if (bs->bwrap && bs->helper)
         return 0;
@@ -547,7 +546,7 @@ static int locate(struct ccsb_ctx *ctx, struct bwrap_session *bs, char *err, siz
 
 int bwrap_spawn(struct ccsb_ctx *ctx, struct bwrap_session *bs, char *err, size_t errlen)
 {
-    int r = locate(ctx, bs, err, errlen);
+    int r = bwrap_locate(ctx, bs, err, errlen);
     if (r < 0)
         return r;
     /* The janitor starts bwrap itself when bwrap must begin inside cgroups. */
@@ -687,7 +686,7 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
     const struct ccsb_policy *p = s->policy;
     struct bwrap_plan plan;
     memset(&plan, 0, sizeof plan);
-    int r = locate(s->ctx, bs, err, errlen);
+    int r = bwrap_locate(s->ctx, bs, err, errlen);
     if (r < 0)
         goto fail;
     if (inside_writable(p, bs->helper)) {

@@ -173,24 +173,13 @@ int session_prestart(struct ccsb_ctx *ctx)
                        "nothing to start ahead: this host's native backend (%s) has no "
                        "process to prestart",
                        ops ? ops->name : "none");
-#ifdef __linux__
-    if (!ctx_probe_cached(ctx)) { /* as resolve_backend: the binary, not the probe */
-        char *bwrap = probe_find_on_path("bwrap");
-        if (!bwrap)
-            return ctx_err(ctx, CCSB_E_UNAVAILABLE, "bubblewrap is not installed: %s",
-                           PROBE_BWRAP_INSTALL_HINT);
-        free(bwrap);
-    } else if (!ctx_probe_cached(ctx)->bwrap_path) {
-        return ctx_err(ctx, CCSB_E_UNAVAILABLE, "bubblewrap is not installed: %s",
-                       PROBE_BWRAP_INSTALL_HINT);
-    }
-#endif
-    int r = ctx_standby_full(ctx) ? CCSB_E_STATE : ops->standby(ctx);
+    char err[512] = "";
+    int r = ctx_standby_full(ctx) ? CCSB_E_STATE : ops->standby(ctx, err, sizeof err);
     if (r == CCSB_E_STATE)
-        return ctx_err(ctx, r, "%d prestarted sandboxes already wait (or the context is "
-                               "being freed)",
-                       CTX_STANDBY_MAX);
-    return r < 0 ? ctx_err(ctx, r, "cannot prestart: %s", ccsb_strerror(r)) : 0;
+        snprintf(err, sizeof err, "%d prestarted sandboxes already wait (or the context is "
+                                  "being freed)",
+                 CTX_STANDBY_MAX);
+    return r < 0 ? ctx_err(ctx, r, "%s", *err ? err : ccsb_strerror(r)) : 0;
 }
 
 /* Picks the backend that will run; never falls back from an explicit ask. */
