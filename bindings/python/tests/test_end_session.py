@@ -10,22 +10,9 @@ import unittest
 
 import ccsandbox
 
-from helpers import native_or_skip
+from helpers import children, children_settle, native_launch_or_skip, wait_for
 
 LIMIT_S = 10.0
-
-
-def children():
-    """Pids of this process's children (every thread's: the library forks
-    from its loop thread)."""
-    out = set()
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            with open("/proc/self/task/%s/children" % tid) as f:
-                out.update(int(p) for p in f.read().split())
-        except FileNotFoundError:
-            pass  # that thread ended meanwhile
-    return out
 
 
 def stat_of(pid):
@@ -126,11 +113,7 @@ class Base(unittest.TestCase):
         ev = ex.next_event(timeout=LIMIT_S)
         self.assertIsNotNone(ev, "the command printed nothing")
         self.assertEqual((ev.kind, ev.data), ("stdout", b"started\n"), ev.as_dict())
-        deadline = time.monotonic() + LIMIT_S
-        procs = with_arg(marker)
-        while not procs and time.monotonic() < deadline:
-            time.sleep(0.01)  # forked, not yet exec'd
-            procs = with_arg(marker)
+        procs = wait_for(lambda: with_arg(marker), LIMIT_S)  # forked, not yet exec'd
         self.assertEqual(len(procs), 1, "the background sleep is not running")
         return procs
 
@@ -152,10 +135,7 @@ class Base(unittest.TestCase):
         self.assertEqual(s.state, "destroyed")
         self.assertEqual(s.error, "")
         self.assertEqual(still_there(procs), set(), "the command's background sleep survived")
-        deadline = time.monotonic() + LIMIT_S
-        while children() - before and time.monotonic() < deadline:
-            time.sleep(0.02)
-        self.assertEqual(children() - before, set())
+        self.assertEqual(children_settle(before, LIMIT_S), set())
         with self.assertRaises(ccsandbox.StateError):
             s.exec(["true"])
 
@@ -203,9 +183,7 @@ class Base(unittest.TestCase):
                 procs = self.started_background(ex, m)
                 ex.write_stdin("go\n")
                 self.assertEqual(ex.wait(timeout=LIMIT_S).exit_code, 6)
-                deadline = time.monotonic() + LIMIT_S
-                while s.state != "warm" and time.monotonic() < deadline:
-                    time.sleep(0.02)
+                wait_for(lambda: s.state == "warm", LIMIT_S)
                 self.assertEqual(s.state, "warm")
                 self.assertEqual(still_there(procs, limit_s=0.2), set(procs),
                                  "the background sleep was killed with no end_session")
@@ -227,18 +205,10 @@ class TestNative(Base):
     spec = {"backend": "native"}
 
     def launch(self):
-        native_or_skip(self, self.ctx)
-        try:
-            return super().launch()
-        except (ccsandbox.Unavailable, ccsandbox.Unsupported) as e:
-            self.skipTest("native backend not in this build: %s" % e)
+        return native_launch_or_skip(self, self.ctx, super().launch)
 
     def launch_exec(self, argv, **kw):
-        native_or_skip(self, self.ctx)
-        try:
-            return super().launch_exec(argv, **kw)
-        except (ccsandbox.Unavailable, ccsandbox.Unsupported) as e:
-            self.skipTest("native backend not in this build: %s" % e)
+        return native_launch_or_skip(self, self.ctx, super().launch_exec, argv, **kw)
 
 
 del Base  # only its subclasses run

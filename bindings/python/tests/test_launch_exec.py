@@ -14,34 +14,7 @@ import ccsandbox
 from ccsandbox import _lib
 from ccsandbox import constants as C
 
-from helpers import native_or_skip
-
-
-def count_fds():
-    return len(os.listdir("/proc/self/fd"))
-
-
-def children():
-    """Pids of this process's children (every thread's: the library forks
-    from its loop thread)."""
-    out = set()
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            with open("/proc/self/task/%s/children" % tid) as f:
-                out.update(int(p) for p in f.read().split())
-        except FileNotFoundError:
-            pass  # that thread ended meanwhile
-    return out
-
-
-def children_settle(before, limit_s=5.0):
-    """Children beyond `before`, once they are gone or `limit_s` passed."""
-    deadline = time.monotonic() + limit_s
-    while True:
-        extra = children() - before
-        if not extra or time.monotonic() >= deadline:
-            return extra
-        time.sleep(0.05)
+from helpers import children, children_settle, count_fds, native_launch_or_skip, native_or_skip
 
 
 class Base(unittest.TestCase):
@@ -243,11 +216,8 @@ class TestNative(Base):
     backend is not available."""
 
     def launch_exec(self, spec, argv, **kw):
-        native_or_skip(self, self.ctx)
-        try:
-            return self.ctx.launch_exec(dict(spec, backend="native"), argv, **kw)
-        except (ccsandbox.Unavailable, ccsandbox.Unsupported) as e:
-            self.skipTest("native backend not in this build: %s" % e)
+        return native_launch_or_skip(self, self.ctx, self.ctx.launch_exec,
+                                     dict(spec, backend="native"), argv, **kw)
 
     def test_command_runs_in_the_sandbox_with_its_exec_id(self):
         d = tempfile.mkdtemp(prefix="ccsb-py-le-")

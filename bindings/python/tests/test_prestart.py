@@ -3,31 +3,15 @@ which the next native launch takes. A launch after one runs its commands;
 each native launch takes one (so at most 4 wait again afterwards, the 5th
 call raising StateError); closing the context ends those never taken, and
 no bubblewrap process of ours is left."""
-import os
-import time
 import unittest
 
 import ccsandbox
 from ccsandbox import constants as C
 
-from helpers import native_or_skip
+from helpers import children, launch_native_or_skip, native_or_skip, wait_for
 
 MAX_WAITING = 4  # the library's limit (header: "at most 4 wait")
 SETTLE_S = 2.0
-
-
-def children():
-    """Pids of this process's children (every thread's: the library forks
-    from its loop thread, and its children move to another thread of ours
-    when that one ends)."""
-    out = set()
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            with open("/proc/self/task/%s/children" % tid) as f:
-                out.update(int(p) for p in f.read().split())
-        except FileNotFoundError:
-            pass  # that thread ended meanwhile
-    return out
 
 
 def comm(pid):
@@ -41,16 +25,6 @@ def comm(pid):
 def bwrap_children(before):
     """Children not in `before` that are (or, as zombies, were) bubblewrap."""
     return {p for p in children() - before if comm(p) == "bwrap"}
-
-
-def wait_for(cond, limit_s=SETTLE_S):
-    """Polls cond() until it is truthy or limit_s passed; its last value."""
-    deadline = time.monotonic() + limit_s
-    while True:
-        v = cond()
-        if v or time.monotonic() >= deadline:
-            return v
-        time.sleep(0.02)
 
 
 class TestPrestart(unittest.TestCase):
@@ -84,11 +58,7 @@ class TestPrestart(unittest.TestCase):
     def test_a_native_launch_runs_on_the_prestarted_bwrap_and_takes_it(self):
         native_or_skip(self, self.ctx)
         self.prestart_or_skip()
-        try:
-            s = self.ctx.launch(backend="native", session_id="py-prestart")
-        except (ccsandbox.Unavailable, ccsandbox.Unsupported) as e:
-            self.skipTest("native backend not in this build: %s" % e)
-        with s:
+        with launch_native_or_skip(self, self.ctx, session_id="py-prestart") as s:
             self.assertEqual(s.backend, "native")
             r = s.exec(["true"]).wait(timeout=30)
             self.assertEqual((r.exit_code, r.signal, r.killed), (0, 0, None), r.stderr)
@@ -109,12 +79,12 @@ class TestPrestart(unittest.TestCase):
         self.prestart_or_skip()
         self.fill(MAX_WAITING - 1)
         # Started on the library's thread, without the call waiting for it.
-        wait_for(lambda: len(bwrap_children(before)) >= MAX_WAITING)
+        wait_for(lambda: len(bwrap_children(before)) >= MAX_WAITING, SETTLE_S)
         started = bwrap_children(before)
         self.assertEqual(len(started), MAX_WAITING, "bubblewrap children: %s" % started)
         self.ctx.close()
         # Gone means reaped too: a zombie is still listed as our child.
-        wait_for(lambda: not (bwrap_children(before) or started & children()))
+        wait_for(lambda: not (bwrap_children(before) or started & children()), SETTLE_S)
         self.assertEqual(bwrap_children(before), set(), "bubblewrap left after close")
         self.assertEqual(started & children(), set(), "prestarted children left after close")
         # (the binding's own check for a closed context: a CcsbError)

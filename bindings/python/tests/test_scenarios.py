@@ -13,11 +13,7 @@ import unittest
 import ccsandbox
 from ccsandbox import constants as C
 
-from helpers import launch_native_or_skip
-
-
-def count_fds():
-    return len(os.listdir("/proc/self/fd"))
+from helpers import count_fds, launch_native_or_skip
 
 
 class Base(unittest.TestCase):

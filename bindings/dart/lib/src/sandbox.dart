@@ -78,35 +78,6 @@ class _Doorbell {
   }
 }
 
-/// Runs in a helper isolate so a slow launch (bubblewrap start) never
-/// blocks the caller's event loop. The C API accepts calls from any thread.
-(int, int, String) _launchOffThread((String, int, String) args) {
-  final (libPath, ctxAddr, specJson) = args;
-  final b = SandboxLibrary.open(path: libPath).bindings;
-  final ctx = Pointer<CcsbCtx>.fromAddress(ctxAddr);
-  return using((arena) {
-    final specOut = arena<Pointer<CcsbSpec>>();
-    final err = arena<Uint8>(_errbufLen).cast<Utf8>();
-    final json = specJson.toNativeUtf8(allocator: arena);
-    var r = b.ccsb_spec_from_json(specOut, json, json.length, err, _errbufLen);
-    if (r != 0) return (r, 0, _text(err));
-    final spec = specOut.value;
-    try {
-      final out = arena<Pointer<CcsbSession>>();
-      r = b.ccsb_launch(ctx, spec, out);
-      if (r != 0) return (r, 0, _text(b.ccsb_ctx_errmsg(ctx)));
-      return (0, out.value.address, '');
-    } finally {
-      b.ccsb_spec_free(spec);
-    }
-  });
-}
-
-// The closures handed to Isolate.run are made here, in top-level functions,
-// so that they capture only the plain arguments and never a Sandbox.
-Future<(int, int, String)> _launchInHelper((String, int, String) args) =>
-    Isolate.run(() => _launchOffThread(args));
-
 /// One exec's arguments as plain data: launchExec hands them to its helper
 /// isolate, which builds the request there.
 final class _ExecArgs {
@@ -191,9 +162,11 @@ T _withExecReq<T>(CcsbBindings b, _ExecArgs a, T Function(Pointer<CcsbExecReq> r
   });
 }
 
-/// [_launchOffThread] with a first command (ccsb_launch_exec). Returns
-/// (code, session address, exec id, message).
-(int, int, int, String) _launchExecOffThread((String, int, String, _ExecArgs) args) {
+/// Runs in a helper isolate so a slow launch (bubblewrap start) never
+/// blocks the caller's event loop. The C API accepts calls from any thread.
+/// ccsb_launch, or with [exec] ccsb_launch_exec (its request built here).
+/// Returns (code, session address, exec id or 0, message).
+(int, int, int, String) _launchOffThread((String, int, String, _ExecArgs?) args) {
   final (libPath, ctxAddr, specJson, exec) = args;
   final b = SandboxLibrary.open(path: libPath).bindings;
   final ctx = Pointer<CcsbCtx>.fromAddress(ctxAddr);
@@ -204,22 +177,24 @@ T _withExecReq<T>(CcsbBindings b, _ExecArgs a, T Function(Pointer<CcsbExecReq> r
     final r = b.ccsb_spec_from_json(specOut, json, json.length, err, _errbufLen);
     if (r != 0) return (r, 0, 0, _text(err));
     final spec = specOut.value;
+    final out = arena<Pointer<CcsbSession>>();
+    final id = arena<Uint64>();
     try {
-      return _withExecReq(b, exec, (req, reqArena) {
-        final out = reqArena<Pointer<CcsbSession>>();
-        final id = reqArena<Uint64>();
-        final rc = b.ccsb_launch_exec(ctx, spec, req, out, id);
-        if (rc != 0) return (rc, 0, 0, _text(b.ccsb_ctx_errmsg(ctx)));
-        return (0, out.value.address, id.value, '');
-      });
+      final rc = exec == null
+          ? b.ccsb_launch(ctx, spec, out)
+          : _withExecReq(b, exec, (req, _) => b.ccsb_launch_exec(ctx, spec, req, out, id));
+      if (rc != 0) return (rc, 0, 0, _text(b.ccsb_ctx_errmsg(ctx)));
+      return (0, out.value.address, exec == null ? 0 : id.value, '');
     } finally {
       b.ccsb_spec_free(spec);
     }
   });
 }
 
-Future<(int, int, int, String)> _launchExecInHelper((String, int, String, _ExecArgs) args) =>
-    Isolate.run(() => _launchExecOffThread(args));
+// The closures handed to Isolate.run are made here, in top-level functions,
+// so that they capture only the plain arguments and never a Sandbox.
+Future<(int, int, int, String)> _launchInHelper((String, int, String, _ExecArgs?) args) =>
+    Isolate.run(() => _launchOffThread(args));
 
 Future<(int, SandboxProbe?)> _probeInHelper((String, int) args) => Isolate.run(() => _probeOffThread(args));
 
@@ -393,21 +368,7 @@ class Sandbox implements Finalizable {
   /// Validates [spec] and starts a session; completes once it is warm. A
   /// bad field fails with a SandboxException whose message names it.
   Future<SandboxHandle> launch(SandboxSpec spec) async {
-    _checkOpen();
-    final json = jsonEncode(spec.toJson());
-    _launching++;
-    final (int, int, String) res;
-    try {
-      res = await _launchInHelper((_lib.path, _ctx.address, json));
-    } finally {
-      _landed();
-    }
-    final (rc, addr, msg) = res;
-    if (rc != 0) {
-      if (_launching == 0) _early.clear();
-      throw SandboxException(rc, 'ccsb_launch', msg);
-    }
-    final (h, _) = _adopt(addr, 0);
+    final (h, _) = await _launch(spec, null);
     return h;
   }
 
@@ -426,30 +387,26 @@ class Sandbox implements Finalizable {
       (int, int)? pty,
       bool endSession = false}) async {
     _checkOpen();
-    final args = _ExecArgs(argv, env, cwd, stdin, timeout, pty, endSession);
+    final (h, x) = await _launch(spec, _ExecArgs(argv, env, cwd, stdin, timeout, pty, endSession));
+    return (h, x!);
+  }
+
+  /// [launch], or with [exec] [launchExec]: the C call in a helper isolate,
+  /// then the handles. While it is in flight, events of sessions without a
+  /// handle are held for it (see [_route]).
+  Future<(SandboxHandle, SandboxExec?)> _launch(SandboxSpec spec, _ExecArgs? exec) async {
+    _checkOpen();
     final json = jsonEncode(spec.toJson());
     _launching++;
-    _launchingExec++;
-    final (int, int, int, String) res;
+    if (exec != null) _launchingExec++;
     try {
-      res = await _launchExecInHelper((_lib.path, _ctx.address, json, args));
-    } catch (_) {
-      // The request was refused in the helper (a SandboxException naming
-      // the setter): nothing was launched.
-      _launchingExec--;
+      final (rc, addr, execId, msg) = await _launchInHelper((_lib.path, _ctx.address, json, exec));
+      if (rc != 0) throw SandboxException(rc, exec == null ? 'ccsb_launch' : 'ccsb_launch_exec', msg);
+      return _adopt(addr, execId);
+    } finally {
+      if (exec != null) _launchingExec--;
       _landed();
-      if (_launching == 0) _early.clear();
-      rethrow;
     }
-    _launchingExec--;
-    _landed();
-    final (rc, addr, execId, msg) = res;
-    if (rc != 0) {
-      if (_launching == 0) _early.clear();
-      throw SandboxException(rc, 'ccsb_launch_exec', msg);
-    }
-    final (h, x) = _adopt(addr, execId);
-    return (h, x!);
   }
 
   /// The session a launch made, with its first exec when [execId] is not
@@ -466,7 +423,6 @@ class Sandbox implements Finalizable {
     if (x != null) h._execs[execId] = x;
     _handles[h.sessionId] = h;
     final early = _early.remove(h.sessionId) ?? const <SandboxEvent>[];
-    if (_launching == 0) _early.clear();
     h.launchEvents = List.unmodifiable(early.where((e) => e.execId == 0));
     for (final ev in early) {
       if (ev.execId != 0) h._deliver(ev);
@@ -475,10 +431,13 @@ class Sandbox implements Finalizable {
     return (h, x);
   }
 
-  /// A launch left the flight: wake close() once none is left.
+  /// A launch left the flight (its session adopted, or it failed). Once
+  /// none is left, the events still held are for no handle and dropped,
+  /// and close() may go on.
   void _landed() {
     _launching--;
     if (_launching == 0) {
+      _early.clear();
       for (final c in _launchDone) {
         c.complete();
       }

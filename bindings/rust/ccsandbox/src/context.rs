@@ -1,13 +1,14 @@
 //! `Context`: the library context, its event queue, and the routing of
 //! events to the `Session` and `Exec` handles that wait for them.
 //!
-//! Events of every session arrive on one queue per context. They are pulled
-//! (ccsb_ctx_next_event / ccsb_ctx_wait_event) by whichever thread needs one
-//! and routed into per-session and per-exec mailboxes under one mutex. At
-//! most one thread blocks in the library at a time; the others wait on a
-//! condition variable that every drain signals, so an event pulled by one
-//! thread for another is never missed. No Rust code runs on a library
-//! thread except an optional wakeup closure, which cannot unwind into C.
+//! Events of every session arrive on one queue per context. They are popped
+//! (ccsb_ctx_next_event) by whichever thread needs one, always under one
+//! mutex, and routed into per-session and per-exec mailboxes in the order
+//! the library queued them. At most one thread at a time blocks in poll(2)
+//! on the context's fd; the others wait on a condition variable that every
+//! drain signals, so an event pulled by one thread for another is never
+//! missed. No Rust code runs on a library thread except an optional wakeup
+//! closure, which cannot unwind into C.
 use std::collections::{HashMap, VecDeque};
 use std::os::raw::{c_char, c_int, c_void};
 use std::os::unix::io::{AsRawFd, RawFd};

@@ -77,22 +77,13 @@ impl Session {
 
     pub(crate) fn launch_exec(ctx: &Context, spec: &Spec, req: &ExecRequest) -> Result<(Session, Exec)> {
         let raw = req.build()?;
-        let (session, first) = Session::start(ctx, spec, Some(&raw))?;
-        let (id, token) = first.ok_or_else(|| Error::new(sys::CCSB_E_INTERNAL, "ccsb_launch_exec", "no exec id"))?;
-        let key = (session.inner.id.clone(), id);
-        let exec = Exec {
-            session: session.clone(),
-            id,
-            key,
-            token,
-            partial: Mutex::new(None),
-        };
-        Ok((session, exec))
+        let (session, exec) = Session::start(ctx, spec, Some(&raw))?;
+        Ok((session, exec.expect("a launch with a first command has its Exec")))
     }
 
     /// ccsb_launch, or ccsb_launch_exec with `first`; then the session's
-    /// mailbox and, with `first`, the exec's (its id and token returned).
-    fn start(ctx: &Context, spec: &Spec, first: Option<&RawReq>) -> Result<(Session, Option<(u64, u64)>)> {
+    /// mailbox and, with `first`, the exec's.
+    fn start(ctx: &Context, spec: &Spec, first: Option<&RawReq>) -> Result<(Session, Option<Exec>)> {
         let wanted = spec_session_id(&spec.to_json()?);
         let dup = |id: &str| {
             Error::new(
@@ -145,7 +136,8 @@ impl Session {
                 token: tokens[0],
             }),
         };
-        Ok((session, first.map(|_| (xid, tokens[1]))))
+        let exec = first.map(|_| Exec::new(session.clone(), xid, tokens[1]));
+        Ok((session, exec))
     }
 
     pub fn as_ptr(&self) -> *mut sys::ccsb_session {
@@ -234,15 +226,8 @@ impl Session {
         ctx.call("ccsb_exec", || unsafe {
             sys::ccsb_exec(self.inner.ptr, raw.0, &mut id)
         })?;
-        let key = (self.inner.id.clone(), id);
-        let token = flight.land(key.clone(), None);
-        Ok(Exec {
-            session: self.clone(),
-            id,
-            key,
-            token,
-            partial: Mutex::new(None),
-        })
+        let token = flight.land((self.inner.id.clone(), id), None);
+        Ok(Exec::new(self.clone(), id, token))
     }
 
     /// exec() then wait().
@@ -488,6 +473,18 @@ pub struct Exec {
 }
 
 impl Exec {
+    /// The handle of exec `id` of `session`, whose mailbox landed as `token`.
+    fn new(session: Session, id: u64, token: u64) -> Exec {
+        let key = (session.inner.id.clone(), id);
+        Exec {
+            session,
+            id,
+            key,
+            token,
+            partial: Mutex::new(None),
+        }
+    }
+
     pub fn id(&self) -> u64 {
         self.id
     }

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use ccsandbox::{Backend, Context, ErrorKind, Event, EventKind, Exec, ExecRequest, Session, Spec, State};
 
+mod common;
+
 const T: Duration = Duration::from_secs(10);
 
 /// (state letter, start time) of a pid, or None once it is gone. The start
@@ -66,19 +68,22 @@ fn still_there(procs: &BTreeMap<u32, String>, limit: Duration) -> Vec<u32> {
 }
 
 /// A `sleep` argument no other process has (tests run in parallel threads).
-fn marker() -> String {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    format!(
-        "{}.{}",
-        700000 + NEXT.fetch_add(1, Ordering::SeqCst),
-        std::process::id()
-    )
+/// Dropping it kills what a failed test left behind with it, so no
+/// week-long sleep outlives the test.
+struct Marker(String);
+
+impl Marker {
+    fn new() -> Marker {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        Marker(format!(
+            "{}.{}",
+            700000 + NEXT.fetch_add(1, Ordering::SeqCst),
+            std::process::id()
+        ))
+    }
 }
 
-/// Kills what a failed test left behind, so no week-long sleep outlives it.
-struct Reaper(String);
-
-impl Drop for Reaper {
+impl Drop for Marker {
     fn drop(&mut self) {
         for pid in with_arg(&self.0).keys() {
             // Best effort: it may have ended meanwhile.
@@ -98,20 +103,19 @@ fn script(marker: &str) -> ExecRequest {
     .stdin_pipe()
 }
 
-/// Which backend a test runs on; None when native is not usable here.
-fn spec(native: bool) -> Option<Spec> {
-    let mut s = Spec::new().unwrap();
-    if native {
-        let pr = Context::new().unwrap().probe().unwrap();
-        if !pr.available {
-            println!("SKIP native end_session: native backend unavailable here: {}", pr.hint);
+/// A context, the spec of the backend a test runs on and a marker for its
+/// background sleep; None (after a SKIP line) when native is not usable here.
+fn setup(native: bool) -> Option<(Context, Spec, Marker)> {
+    let ctx = Context::new().unwrap();
+    let backend = if native {
+        if !common::native_available(&ctx, "native end_session") {
             return None;
         }
-        s.backend(Backend::Native).unwrap();
+        Backend::Native
     } else {
-        s.backend(Backend::None).unwrap();
-    }
-    Some(s)
+        Backend::None
+    };
+    Some((ctx, common::spec(backend), Marker::new()))
 }
 
 /// Waits for the command's first line (printed once its background sleep
@@ -196,50 +200,41 @@ fn assert_ends_itself(s: &Session, ex: &Exec, procs: &BTreeMap<u32, String>) {
 }
 
 fn exec_ends_the_session(native: bool) {
-    let spec = match spec(native) {
-        Some(s) => s,
+    let (ctx, spec, m) = match setup(native) {
+        Some(v) => v,
         None => return,
     };
-    let ctx = Context::new().unwrap();
     let s = ctx.launch(&spec).unwrap();
     assert_eq!(s.run(&ExecRequest::new(["echo", "warm"])).unwrap().stdout, b"warm\n");
-    let m = marker();
-    let _reaper = Reaper(m.clone());
-    let ex = s.exec(&script(&m).end_session(true)).unwrap();
-    let procs = started_background(&ex, &m);
+    let ex = s.exec(&script(&m.0).end_session(true)).unwrap();
+    let procs = started_background(&ex, &m.0);
     assert_ends_itself(&s, &ex, &procs);
 }
 
 fn launch_exec_is_a_one_shot_run(native: bool) {
-    let spec = match spec(native) {
-        Some(s) => s,
+    let (ctx, spec, m) = match setup(native) {
+        Some(v) => v,
         None => return,
     };
-    let ctx = Context::new().unwrap();
-    let m = marker();
-    let _reaper = Reaper(m.clone());
-    let (s, ex) = ctx.launch_exec(&spec, &script(&m).end_session(true)).unwrap();
-    let procs = started_background(&ex, &m);
+    let (s, ex) = ctx.launch_exec(&spec, &script(&m.0).end_session(true)).unwrap();
+    let procs = started_background(&ex, &m.0);
     assert_ends_itself(&s, &ex, &procs);
 }
 
 fn without_it_the_session_stays_warm(native: bool) {
-    let spec = match spec(native) {
-        Some(s) => s,
+    let (ctx, spec, m) = match setup(native) {
+        Some(v) => v,
         None => return,
     };
-    let ctx = Context::new().unwrap();
-    let m = marker();
-    let _reaper = Reaper(m.clone());
     for first in [false, true] {
         let (s, ex) = if first {
-            ctx.launch_exec(&spec, &script(&m)).unwrap()
+            ctx.launch_exec(&spec, &script(&m.0)).unwrap()
         } else {
             let s = ctx.launch(&spec).unwrap();
-            let ex = s.exec(&script(&m).end_session(false)).unwrap();
+            let ex = s.exec(&script(&m.0).end_session(false)).unwrap();
             (s, ex)
         };
-        let procs = started_background(&ex, &m);
+        let procs = started_background(&ex, &m.0);
         ex.write_stdin(b"go\n").unwrap();
         assert_eq!(ex.wait_timeout(T).unwrap().exit_code, 6);
         let deadline = Instant::now() + T;

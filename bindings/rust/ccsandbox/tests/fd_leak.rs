@@ -2,15 +2,8 @@
 //! that no parallel test opens descriptors while it counts.
 use ccsandbox::{Backend, Context, ExecRequest, Spec};
 
-fn fds() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir("/proc/self/fd")
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| format!("{:?} -> {:?}", e.file_name(), std::fs::read_link(e.path()).ok()))
-        .collect();
-    v.sort();
-    v
-}
+mod common;
+use common::fds;
 
 fn lifecycle(stdin: bool) {
     let ctx = Context::new().unwrap();

@@ -11,17 +11,10 @@ use std::time::{Duration, Instant};
 
 use ccsandbox::{sys, Backend, Context, ErrorKind, EventKind, ExecRequest, KillReason, Spec, State};
 
+mod common;
+use common::{none_spec, sh};
+
 const T: Duration = Duration::from_secs(10);
-
-fn none_spec() -> Spec {
-    let mut s = Spec::new().unwrap();
-    s.backend(Backend::None).unwrap();
-    s
-}
-
-fn sh(script: &str) -> ExecRequest {
-    ExecRequest::new(["sh", "-c", script])
-}
 
 #[test]
 fn command_events_carry_the_returned_exec_id() {
@@ -210,11 +203,6 @@ fn a_live_session_id_is_refused() {
 #[test]
 fn native_command_runs_sandboxed_with_its_exec_id() {
     let ctx = Context::new().unwrap();
-    let pr = ctx.probe().unwrap();
-    if !pr.available {
-        println!("SKIP native launch_exec: native backend unavailable here: {}", pr.hint);
-        return;
-    }
     let dir = std::env::temp_dir().join(format!("ccsb-rs-le-{}", std::process::id()));
     std::fs::create_dir(&dir).unwrap();
     let d = dir.to_str().unwrap().to_owned();
@@ -227,14 +215,12 @@ fn native_command_runs_sandboxed_with_its_exec_id() {
         .unwrap();
     let target = format!("/usr/ccsb-rs-le-denied-{}", std::process::id());
     let req = sh(&format!("pwd; echo x > {}; echo ok > f", target));
-    let (s, ex) = match ctx.launch_exec(&spec, &req) {
-        Ok(v) => v,
-        Err(e) if matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::Unsupported) => {
-            println!("SKIP native launch_exec: native backend not in this build: {}", e);
+    let (s, ex) = match common::native_or_skip(&ctx, "native launch_exec", || ctx.launch_exec(&spec, &req)) {
+        Some(v) => v,
+        None => {
             std::fs::remove_dir_all(&dir).unwrap();
             return;
         }
-        Err(e) => panic!("native launch_exec failed: {}", e),
     };
     assert_eq!(s.backend(), Some(Backend::Native));
     let out = ex.wait_timeout(Duration::from_secs(30)).unwrap();
@@ -242,12 +228,7 @@ fn native_command_runs_sandboxed_with_its_exec_id() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), d);
     assert!(!std::path::Path::new(&target).exists());
     assert_eq!(std::fs::read_to_string(dir.join("f")).unwrap(), "ok\n");
-    let mut vs = out.violations.clone();
-    while let Some(ev) = s.try_next_event().unwrap() {
-        if ev.kind == EventKind::Violation {
-            vs.push(ev);
-        }
-    }
+    let vs = common::violations(&out, &s);
     assert!(
         vs.iter().any(|v| v.target.contains(&target) || v.raw.contains(&target)),
         "{:?}",

@@ -3,50 +3,11 @@
 //! own test binary so that no parallel test forks or opens descriptors
 //! while it counts.
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
 
-use ccsandbox::{Backend, Context, ErrorKind, ExecRequest, Spec};
+use ccsandbox::{Backend, Context, ErrorKind, ExecRequest};
 
-fn fds() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir("/proc/self/fd")
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| format!("{:?} -> {:?}", e.file_name(), std::fs::read_link(e.path()).ok()))
-        .collect();
-    v.sort();
-    v
-}
-
-/// Children of every thread of this process (the library forks from its
-/// loop thread).
-fn children() -> BTreeSet<u32> {
-    let mut out = BTreeSet::new();
-    for t in std::fs::read_dir("/proc/self/task").unwrap().filter_map(|e| e.ok()) {
-        // A thread that ended meanwhile has no file left: nothing to add.
-        if let Ok(text) = std::fs::read_to_string(t.path().join("children")) {
-            out.extend(text.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
-        }
-    }
-    out
-}
-
-/// Children beyond `before`, once they are gone or a few seconds passed.
-fn children_settle(before: &BTreeSet<u32>) -> BTreeSet<u32> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let extra: BTreeSet<u32> = children().difference(before).cloned().collect();
-        if extra.is_empty() || Instant::now() >= deadline {
-            return extra;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn spec(backend: Backend) -> Spec {
-    let mut s = Spec::new().unwrap();
-    s.backend(backend).unwrap();
-    s
-}
+mod common;
+use common::{children, children_settle, fds, spec};
 
 fn failures(ctx: &Context, native: bool) {
     let mut bad = spec(Backend::None);
@@ -72,10 +33,7 @@ fn failures(ctx: &Context, native: bool) {
 
 #[test]
 fn failed_launch_exec_leaves_nothing_behind() {
-    let native = Context::new().unwrap().probe().unwrap().available;
-    if !native {
-        println!("SKIP the native case: the native backend is unavailable here");
-    }
+    let native = common::native_available(&Context::new().unwrap(), "the native case");
     // Anything opened once per process happens in this first round.
     {
         let ctx = Context::new().unwrap();

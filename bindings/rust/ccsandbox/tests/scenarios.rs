@@ -10,20 +10,13 @@ use std::time::{Duration, Instant};
 
 use ccsandbox::{Backend, Context, ErrorKind, EventKind, ExecRequest, KillReason, Session, Spec, State};
 
-const T: Duration = Duration::from_secs(10);
+mod common;
+use common::{none_spec, sh};
 
-fn none_spec() -> Spec {
-    let mut s = Spec::new().unwrap();
-    s.backend(Backend::None).unwrap();
-    s
-}
+const T: Duration = Duration::from_secs(10);
 
 fn launch_none(ctx: &Context) -> Session {
     ctx.launch(&none_spec()).unwrap()
-}
-
-fn sh(script: &str) -> ExecRequest {
-    ExecRequest::new(["sh", "-c", script])
 }
 
 #[test]
@@ -336,20 +329,8 @@ fn handles_are_send_and_sync() {
 }
 
 fn native_session(ctx: &Context, spec: &mut Spec, what: &str) -> Option<Session> {
-    let pr = ctx.probe().unwrap();
-    if !pr.available {
-        println!("SKIP {}: native backend unavailable here: {}", what, pr.hint);
-        return None;
-    }
     spec.backend(Backend::Native).unwrap();
-    match ctx.launch(spec) {
-        Ok(s) => Some(s),
-        Err(e) if e.kind() == ErrorKind::Unavailable || e.kind() == ErrorKind::Unsupported => {
-            println!("SKIP {}: native backend not in this build: {}", what, e);
-            None
-        }
-        Err(e) => panic!("native launch failed: {}", e),
-    }
+    common::native_or_skip(ctx, what, || ctx.launch(spec))
 }
 
 #[test]
@@ -364,12 +345,7 @@ fn native_denied_write_is_a_violation_event() {
     let out = s.run(&sh(&format!("echo x > {}", target))).unwrap();
     assert_ne!(out.exit_code, 0);
     assert!(!std::path::Path::new(&target).exists());
-    let mut vs = out.violations.clone();
-    while let Some(ev) = s.try_next_event().unwrap() {
-        if ev.kind == EventKind::Violation {
-            vs.push(ev);
-        }
-    }
+    let vs = common::violations(&out, &s);
     assert!(
         vs.iter().any(|v| v.target.contains(&target) || v.raw.contains(&target)),
         "{:?} / {:?}",
@@ -404,12 +380,7 @@ fn native_denied_egress_is_refused_with_a_violation() {
     let out = s.run(&ExecRequest::new(["/usr/bin/python3", "-c", client])).unwrap();
     assert_eq!(out.exit_code, 0, "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains(" 403"), "{:?}", out);
-    let mut vs = out.violations.clone();
-    while let Some(ev) = s.try_next_event().unwrap() {
-        if ev.kind == EventKind::Violation {
-            vs.push(ev);
-        }
-    }
+    let vs = common::violations(&out, &s);
     assert!(
         vs.iter()
             .any(|v| v.action == "network-outbound" && v.target.contains("ccsb-denied.invalid")),
