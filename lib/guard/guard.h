@@ -117,10 +117,11 @@ int guard_supervisor_new_with_paths(struct event_base *base, const char *const *
                                     struct guard_supervisor **out, char *err, size_t errlen);
 /*
  * guard_supervisor_new_with_paths in two halves, so that a launch starts
- * the thread while the sandbox is being built: _start (any thread; globs
- * and rules must stay valid until _watch) makes it and lets it run, _watch
- * (the base's thread) waits for its start-up checks and registers its
- * report pipe on the base. A failed _watch leaves g to guard_supervisor_free.
+ * the thread while the sandbox is being built: _start (any thread; the
+ * rules are copied, globs must stay valid until _watch) makes it and lets
+ * it run, _watch (the base's thread) waits for its start-up checks and
+ * registers its report pipe on the base. A failed _watch leaves g to
+ * guard_supervisor_free.
  */
 int guard_supervisor_start_with_paths(struct event_base *base, const char *const *globs,
                                       const struct guard_path_rule *rules, size_t nrules,

@@ -368,10 +368,10 @@ int guard_supervisor_new(struct event_base *base, const char *const *globs,
 
 /* Everything but the report pipe's registration: the thread runs (its
  * start-up checks may still be under way). */
-static int supervisor_setup(struct event_base *base, const char *const *globs,
-                            const struct guard_path_rule *rules, size_t nrules,
-                            guard_violation_fn cb, void *ud, struct guard_supervisor **out,
-                            char *err, size_t errlen)
+int guard_supervisor_start_with_paths(struct event_base *base, const char *const *globs,
+                                      const struct guard_path_rule *rules, size_t nrules,
+                                      guard_violation_fn cb, void *ud,
+                                      struct guard_supervisor **out, char *err, size_t errlen)
 {
     *out = NULL;
     struct guard_supervisor *g = calloc(1, sizeof *g);
@@ -447,14 +447,6 @@ int guard_supervisor_watch(struct guard_supervisor *g, char *err, size_t errlen)
     return 0;
 }
 
-int guard_supervisor_start_with_paths(struct event_base *base, const char *const *globs,
-                                      const struct guard_path_rule *rules, size_t nrules,
-                                      guard_violation_fn cb, void *ud,
-                                      struct guard_supervisor **out, char *err, size_t errlen)
-{
-    return supervisor_setup(base, globs, rules, nrules, cb, ud, out, err, errlen);
-}
-
 int guard_supervisor_new_with_paths(struct event_base *base, const char *const *globs,
                                     const struct guard_path_rule *rules, size_t nrules,
                                     guard_violation_fn cb, void *ud,
@@ -462,7 +454,8 @@ int guard_supervisor_new_with_paths(struct event_base *base, const char *const *
 {
     struct guard_supervisor *g;
     *out = NULL;
-    int rc = supervisor_setup(base, globs, rules, nrules, cb, ud, &g, err, errlen);
+    int rc = guard_supervisor_start_with_paths(base, globs, rules, nrules, cb, ud, &g, err,
+                                               errlen);
     if (rc == 0 && (rc = guard_supervisor_watch(g, err, errlen)) != 0)
         guard_supervisor_free(g);
     else if (rc == 0)
