@@ -97,18 +97,16 @@ static int empty_tmpfs_onto(int target)
 static int own_mount_ns(void)
 {
     int mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
-    int owner = mnt < 0 ? -1 : ioctl(mnt, NS_GET_USERNS);
+    if (mnt < 0)
+        return -errno;
+    int owner = ioctl(mnt, NS_GET_USERNS);
     int e = errno;
-    if (mnt >= 0)
-        close(mnt);
-    if (mnt >= 0 && owner < 0 && e == EPERM)
-        return 0; /* the owner is above us, out of our scope */
+    close(mnt);
+    if (owner < 0)
+        return e == EPERM ? 0 : -e; /* EPERM: the owner is above us, out of our scope */
     struct stat a, b;
-    int r = owner < 0 ? -e : 0;
-    if (!r && (fstat(owner, &a) < 0 || stat("/proc/self/ns/user", &b) < 0))
-        r = -errno;
-    if (owner >= 0)
-        close(owner);
+    int r = fstat(owner, &a) < 0 || stat("/proc/self/ns/user", &b) < 0 ? -errno : 0;
+    close(owner);
     return r < 0 ? r : a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
@@ -206,8 +204,9 @@ int init_lock_userns(char *err, size_t errlen)
         r = -errno;
     char buf[32];
     ssize_t got = -1;
-    if (!r && write(fd, "0\n", 2) != 2)
-        r = errno ? -errno : -EIO;
+    ssize_t put = r ? 0 : write(fd, "0\n", 2);
+    if (!r && put != 2)
+        r = put < 0 ? -errno : -EIO;
     if (!r && (got = pread(fd, buf, sizeof buf - 1, 0)) < 0)
         r = -errno;
     if (fd >= 0)

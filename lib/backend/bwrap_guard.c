@@ -203,7 +203,9 @@ void bwrap_guard_listener(struct bwrap_session *bs, uint64_t exec_id, int fd)
         close(fd);
         return;
     }
-    guard_supervisor_add_listener(bs->guard, fd, exec_id, err, sizeof err);
+    /* A refusal closes it too, and the supervisor reports it (guard-error
+     * with the exec's id): nothing more to say here. */
+    (void)guard_supervisor_add_listener(bs->guard, fd, exec_id, err, sizeof err);
 }
 
 void bwrap_guard_finish(struct bwrap_session *bs)

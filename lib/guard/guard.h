@@ -117,22 +117,27 @@ int guard_supervisor_new_with_paths(struct event_base *base, const char *const *
                                     struct guard_supervisor **out, char *err, size_t errlen);
 /*
  * guard_supervisor_new_with_paths in two halves, so that a launch starts
- * the thread while the sandbox is being built: _start (any thread; globs
- * and rules must stay valid until _watch) makes it and lets it run, _watch
- * (the base's thread) waits for its start-up checks and registers its
- * report pipe on the base. A failed _watch leaves g to guard_supervisor_free.
+ * the thread while the sandbox is being built: _start (any thread; the
+ * rules are copied, globs must stay valid until _watch) makes it and lets
+ * it run, _watch (the base's thread) waits for its start-up checks and
+ * registers its report pipe on the base. A failed _watch leaves g to
+ * guard_supervisor_free.
  */
 int guard_supervisor_start_with_paths(struct event_base *base, const char *const *globs,
                                       const struct guard_path_rule *rules, size_t nrules,
                                       guard_violation_fn cb, void *ud,
                                       struct guard_supervisor **out, char *err, size_t errlen);
 int guard_supervisor_watch(struct guard_supervisor *g, char *err, size_t errlen);
-/* Takes ownership of listener_fd (closed on every path). */
+/* Takes ownership of listener_fd (closed on every path). A listener it
+ * cannot take (out of memory, the thread has ended) is closed, so that the
+ * command's trapped calls fail at once (ENOSYS), and a "guard-error"
+ * report with the tag says so. */
 int guard_supervisor_add_listener(struct guard_supervisor *g, int listener_fd, uint64_t tag,
                                   char *err, size_t errlen);
 /* The sandbox is going away: the thread ends by itself once every listener
- * has hung up (no task of any filter is left), still answering until then,
- * so that guard_supervisor_free has nothing left to wait for. */
+ * has hung up (no task of any filter is left) and none waits to be taken,
+ * still answering until then, so that guard_supervisor_free has nothing
+ * left to wait for. A listener added after that is refused (see above). */
 void guard_supervisor_finish(struct guard_supervisor *g);
 /* Stops the thread and closes every listener: trapped calls still waiting
  * fail (ENOSYS); nothing is let through. Queued reports are dropped. */

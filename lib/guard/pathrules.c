@@ -62,6 +62,17 @@ static int split(const char *rest, struct path_rule *r)
     return r->ncomp ? 0 : -1;
 }
 
+/* Orders rules by anchor (device, inode), then first component. */
+static int by_first_node(const void *x, const void *y)
+{
+    const struct path_rule *a = x, *b = y;
+    if (a->dev != b->dev)
+        return a->dev < b->dev ? -1 : 1;
+    if (a->ino != b->ino)
+        return a->ino < b->ino ? -1 : 1;
+    return strcmp(a->comp[0], b->comp[0]);
+}
+
 int path_rules_init(struct path_rules *pr, const struct guard_path_rule *rules, size_t n,
                     char *err, size_t errlen)
 {
@@ -96,15 +107,8 @@ int path_rules_init(struct path_rules *pr, const struct guard_path_rule *rules, 
         /* Most rules share one anchor (the workspace): hold it once. */
         const struct path_rule *same_anchor = NULL;
         for (size_t k = 0; k < i && !same_anchor; k++)
-            if (rules[k].anchor && strcmp(rules[k].anchor, a) == 0)
+            if (strcmp(rules[k].anchor, a) == 0)
                 same_anchor = &pr->v[k];
-        r->first = i;
-        for (size_t k = 0; k < i; k++)
-            if (rules[k].anchor && strcmp(rules[k].anchor, a) == 0 &&
-                strcmp(pr->v[k].comp[0], r->comp[0]) == 0) {
-                r->first = k;
-                break;
-            }
         if (same_anchor) {
             r->anchor_fd = same_anchor->anchor_fd;
             r->dev = same_anchor->dev;
@@ -125,6 +129,11 @@ int path_rules_init(struct path_rules *pr, const struct guard_path_rule *rules, 
         r->dev = st.st_dev;
         r->ino = st.st_ino;
     }
+    /* Rules below one directory with the same first component side by
+     * side: one lookup of that component answers for all of them. */
+    qsort(pr->v, pr->n, sizeof *pr->v, by_first_node);
+    for (size_t i = 1; i < pr->n; i++)
+        pr->v[i].same_c1 = by_first_node(&pr->v[i - 1], &pr->v[i]) == 0;
     return 0;
 }
 
@@ -277,9 +286,10 @@ static int inside(int dirfd, const struct stat *ds, dev_t dev, ino_t ino,
 /*
  * Looks the rule's chain up as it is now: 1 when w touches it, 0 when not,
  * -errno when the lookup failed. A symlink or file in the way ends the
- * chain (the path cannot exist through it).
+ * chain (the path cannot exist through it). *c1_missing is set when the
+ * first component was looked up and is missing.
  */
-static int check_rule(struct path_rule *r, const struct walk *w)
+static int check_rule(const struct path_rule *r, const struct walk *w, int *c1_missing)
 {
     /* The name right below the anchor is the first chain node: refused
      * whether it exists or not, without a lookup. */
@@ -298,7 +308,7 @@ static int check_rule(struct path_rule *r, const struct walk *w)
              * that share this first component need not ask again. */
             struct stat st;
             if (fstatat(node, r->comp[0], &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
-                r->c1_missing = 1;
+                *c1_missing = 1;
                 goto out;
             }
         }
@@ -342,19 +352,18 @@ out:
 
 static int check(const struct path_rules *pr, const struct walk *w, const char **which)
 {
-    for (size_t i = 0; i < pr->n; i++)
-        pr->v[i].c1_missing = 0;
+    int c1_missing = 0; /* of the rules before, with this one's first node */
     for (size_t i = 0; i < pr->n; i++) {
-        struct path_rule *r = &pr->v[i];
-        /* An earlier rule found this anchor's first component missing: no
-         * node of this chain below it exists either (the name itself at
-         * the anchor is still checked). */
-        if (r->first != i && pr->v[r->first].c1_missing &&
-            !(w->dirfd >= 0 && same(&w->ds, r->dev, r->ino)))
+        const struct path_rule *r = &pr->v[i];
+        if (!r->same_c1)
+            c1_missing = 0;
+        /* No node of this chain below the missing first one exists either
+         * (the name itself at the anchor is still checked). */
+        if (c1_missing && !(w->dirfd >= 0 && same(&w->ds, r->dev, r->ino)))
             continue;
-        int rc = check_rule(r, w);
+        int rc = check_rule(r, w, &c1_missing);
         if (rc != 0) {
-            *which = pr->v[i].shown;
+            *which = r->shown;
             return rc;
         }
     }

@@ -28,8 +28,7 @@ struct guard_path_rule;
 struct path_rule {
     int anchor_fd; /* O_PATH directory */
     int owns_fd;   /* 0: anchor_fd belongs to an earlier rule with the same anchor */
-    size_t first;  /* the first rule with this anchor and first component */
-    int c1_missing;/* scratch for one check: that first component was looked up, missing */
+    int same_c1;   /* the rule before has the same anchor and first component */
     dev_t dev;
     ino_t ino;
     char **comp;   /* the missing components, at least one */

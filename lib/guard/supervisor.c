@@ -67,6 +67,7 @@ struct guard_supervisor {
     char init_err[256];
     int stop;
     int finish; /* end once no listener is left (the sandbox is going) */
+    int ended;  /* the thread takes no listener any more */
     struct listener *incoming;
     size_t n_incoming, cap_incoming;
     struct report *rq_head, **rq_tail;
@@ -210,6 +211,41 @@ static void drop_listener(struct thread_state *ts, size_t i)
     ts->ls[i] = ts->ls[--ts->n];
 }
 
+/*
+ * The thread is leaving: a listener still queued, or added from now on,
+ * would have nobody to answer it and its task would wait in its trapped
+ * call until the teardown. Closed instead, each such call fails at once
+ * (ENOSYS), and that is reported.
+ */
+static void end_intake(struct guard_supervisor *g)
+{
+    pthread_mutex_lock(&g->mu);
+    g->ended = 1;
+    size_t n = g->n_incoming;
+    struct listener *v = g->incoming;
+    g->incoming = NULL;
+    g->n_incoming = g->cap_incoming = 0;
+    pthread_mutex_unlock(&g->mu);
+    for (size_t i = 0; i < n; i++) {
+        close(v[i].fd);
+        push_report(g, v[i].tag, "guard-error", "",
+                    "the guard's thread has ended: a command's listener was closed "
+                    "(its creating calls fail)");
+    }
+    free(v);
+}
+
+/* 1 when no listener waits to be taken; then none will be (ended). */
+static int intake_idle_end(struct guard_supervisor *g)
+{
+    pthread_mutex_lock(&g->mu);
+    int idle = g->n_incoming == 0;
+    if (idle)
+        g->ended = 1;
+    pthread_mutex_unlock(&g->mu);
+    return idle;
+}
+
 static void *supervise(void *arg)
 {
     struct guard_supervisor *g = arg;
@@ -247,6 +283,7 @@ static void *supervise(void *arg)
     if (rc != 0) {
         free(ts.notif);
         free(ts.pfd);
+        end_intake(g);
         return NULL;
     }
 
@@ -281,8 +318,15 @@ static void *supervise(void *arg)
                                                   (b.tv_nsec - a.tv_nsec)),
                                        __ATOMIC_RELAXED);
                 }
-                else if (r != -ENOENT)
+                else if (r != -ENOENT) {
+                    char raw[160];
+                    snprintf(raw, sizeof raw,
+                             "receiving a trapped call failed: %s; its listener is closed "
+                             "(the command's creating calls fail from now on)",
+                             strerror(-r));
+                    push_report(g, ts.ls[i].tag, "guard-error", "", raw);
                     drop_listener(&ts, i);
+                }
             } else if (re & (POLLHUP | POLLERR | POLLNVAL)) {
                 drop_listener(&ts, i); /* every task of that filter is gone */
             }
@@ -299,14 +343,16 @@ static void *supervise(void *arg)
         }
         publish_listeners(g, ts.n);
         /* Every task of every filter is gone: nothing can trap any more,
-         * and the teardown finds the thread already ended. */
-        if (finish && ts.n == 0)
+         * and the teardown finds the thread already ended. A listener
+         * queued meanwhile is taken first. */
+        if (finish && ts.n == 0 && intake_idle_end(g))
             break;
     }
     emu_clear(&ts.em);
     while (ts.n)
         drop_listener(&ts, ts.n - 1);
     publish_listeners(g, 0);
+    end_intake(g);
     free(ts.ls);
     free(ts.pfd);
     free(ts.notif);
@@ -322,10 +368,10 @@ int guard_supervisor_new(struct event_base *base, const char *const *globs,
 
 /* Everything but the report pipe's registration: the thread runs (its
  * start-up checks may still be under way). */
-static int supervisor_setup(struct event_base *base, const char *const *globs,
-                            const struct guard_path_rule *rules, size_t nrules,
-                            guard_violation_fn cb, void *ud, struct guard_supervisor **out,
-                            char *err, size_t errlen)
+int guard_supervisor_start_with_paths(struct event_base *base, const char *const *globs,
+                                      const struct guard_path_rule *rules, size_t nrules,
+                                      guard_violation_fn cb, void *ud,
+                                      struct guard_supervisor **out, char *err, size_t errlen)
 {
     *out = NULL;
     struct guard_supervisor *g = calloc(1, sizeof *g);
@@ -401,14 +447,6 @@ int guard_supervisor_watch(struct guard_supervisor *g, char *err, size_t errlen)
     return 0;
 }
 
-int guard_supervisor_start_with_paths(struct event_base *base, const char *const *globs,
-                                      const struct guard_path_rule *rules, size_t nrules,
-                                      guard_violation_fn cb, void *ud,
-                                      struct guard_supervisor **out, char *err, size_t errlen)
-{
-    return supervisor_setup(base, globs, rules, nrules, cb, ud, out, err, errlen);
-}
-
 int guard_supervisor_new_with_paths(struct event_base *base, const char *const *globs,
                                     const struct guard_path_rule *rules, size_t nrules,
                                     guard_violation_fn cb, void *ud,
@@ -416,7 +454,8 @@ int guard_supervisor_new_with_paths(struct event_base *base, const char *const *
 {
     struct guard_supervisor *g;
     *out = NULL;
-    int rc = supervisor_setup(base, globs, rules, nrules, cb, ud, &g, err, errlen);
+    int rc = guard_supervisor_start_with_paths(base, globs, rules, nrules, cb, ud, &g, err,
+                                               errlen);
     if (rc == 0 && (rc = guard_supervisor_watch(g, err, errlen)) != 0)
         guard_supervisor_free(g);
     else if (rc == 0)
@@ -432,24 +471,39 @@ int guard_supervisor_add_listener(struct guard_supervisor *g, int listener_fd, u
             close(listener_fd);
         return errf(err, errlen, CCSB_E_INVAL, "no supervisor or no listener");
     }
+    /* Every refusal closes the listener (the command's trapped calls then
+     * fail) and is reported: the caller may have nobody to tell. */
+    int rc = 0;
     pthread_mutex_lock(&g->mu);
-    if (g->n_incoming == g->cap_incoming) {
+    if (g->ended) {
+        rc = errf(err, errlen, CCSB_E_STATE, "the guard's thread has ended");
+    } else if (g->n_incoming == g->cap_incoming) {
         size_t cap = g->cap_incoming ? 2 * g->cap_incoming : 4;
         struct listener *v = realloc(g->incoming, cap * sizeof *v);
-        if (!v) {
-            pthread_mutex_unlock(&g->mu);
-            close(listener_fd);
-            return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
+        if (v) {
+            g->incoming = v;
+            g->cap_incoming = cap;
+        } else {
+            rc = errf(err, errlen, CCSB_E_NOMEM, "out of memory");
         }
-        g->incoming = v;
-        g->cap_incoming = cap;
     }
-    g->incoming[g->n_incoming++] = (struct listener){listener_fd, tag};
+    if (rc == 0)
+        g->incoming[g->n_incoming++] = (struct listener){listener_fd, tag};
     pthread_mutex_unlock(&g->mu);
-    uint64_t one = 1;
-    if (write(g->ctl, &one, sizeof one) < 0 && errno != EAGAIN)
-        return errf(err, errlen, CCSB_E_IO, "waking the guard thread: %s", strerror(errno));
-    return 0;
+    if (rc == 0) {
+        /* Fails only with EAGAIN (the counter is full: the thread is woken
+         * already). */
+        uint64_t one = 1;
+        while (write(g->ctl, &one, sizeof one) < 0 && errno == EINTR) {
+        }
+        return 0;
+    }
+    close(listener_fd);
+    char raw[192];
+    snprintf(raw, sizeof raw, "a command's listener was not taken (%s): its creating calls fail",
+             err);
+    push_report(g, tag, "guard-error", "", raw);
+    return rc;
 }
 
 void guard_supervisor_finish(struct guard_supervisor *g)

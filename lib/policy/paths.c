@@ -107,9 +107,14 @@ static char *resolve_missing(const struct policy_host *h, const char *path, int 
         if (!anc)
             return NULL;
         ra = path_resolve(h, anc);
+        int e = errno;
         free(anc);
         if (ra)
             break;
+        /* out of memory is not "missing": a shallower ancestor would leave
+         * a symlink on the way unresolved */
+        if (e == ENOMEM && !h->resolve)
+            return NULL;
         cut = pos;
         if (pos == 0)
             return strdup(path); /* not even "/" resolves (a fake resolver) */
@@ -135,7 +140,7 @@ static char *resolve_missing(const struct policy_host *h, const char *path, int 
             if (!next)
                 return NULL;
             char *r = path_resolve(h, next);
-            if (!r)
+            if (!r && !(errno == ENOMEM && !h->resolve))
                 r = resolve_missing(h, next, hops + 1);
             free(next);
             return r;

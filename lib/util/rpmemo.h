@@ -10,6 +10,7 @@
 #define CCSB_UTIL_RPMEMO_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 struct rpmemo_entry;
 
@@ -24,7 +25,6 @@ struct rpmemo {
  * (ENOENT, ENOTDIR, EACCES, ELOOP, ENOMEM, ...). */
 char *rpmemo_realpath(struct rpmemo *m, const char *path);
 /* Like lstat(2), for st_mode only: 0 with *mode, or -errno. */
-#include <sys/types.h>
 int rpmemo_lstat(struct rpmemo *m, const char *path, mode_t *mode);
 void rpmemo_clear(struct rpmemo *m);
 

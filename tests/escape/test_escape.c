@@ -348,12 +348,14 @@ START_TEST(mounts_and_namespaces)
         "echo UNMOUNTED; cat /etc/shadow >/dev/null 2>&1 && echo SHADOW; "
         "grep -E '^Cap(Eff|Prm|Bnd|Amb)' /proc/self/status | grep -v '0000000000000000$' && echo CAPS; "
         "echo 1 > /proc/sys/kernel/sysrq 2>/dev/null && echo SYSCTL; "
+        "mount -o remount,bind,rw /proc/sys 2>/dev/null && echo SYSRW; "
+        "awk '$5 == \"/proc/sys\" { print \"PROCSYS=\" $6 }' /proc/self/mountinfo; "
         "ls /sys 2>/dev/null | head -1; test -e /run/user && echo RUNUSER; "
         "cat /proc/1/environ >/dev/null 2>&1 && echo ENVIRON; "
         "ls -l /proc/1/fd/ 2>/dev/null | grep -c socket; "
         "python3 -c 'import ctypes; l=ctypes.CDLL(None); print(\"TRACED\" if l.ptrace(16, 1, 0, 0) == 0 else \"no\")'");
     const char *bad[] = {"MOUNTED", "USERNS", "BOUND", "SYSCTL", "RUNUSER", "ENVIRON", "TRACED",
-                         "SHADOW", "CAPS", "RAISED"};
+                         "SHADOW", "CAPS", "RAISED", "SYSRW"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         ck_assert_msg(strstr(x->out, bad[i]) == NULL, "%s: %s", bad[i], x->out);
     /* Nested user namespaces are refused by the kernel's own limit too, not
@@ -363,6 +365,11 @@ START_TEST(mounts_and_namespaces)
      * cannot be read from inside. */
     if (getuid() == 0)
         ck_assert_msg(strstr(x->out, "LIMIT=0\n") != NULL, "%s", x->out);
+    /* ccsb-init makes /proc/sys writable for that one write (uid 0 host):
+     * back to read-only before anything else runs, since a root host's
+     * sandbox is uid 0 on the host to the sysctls that check only that
+     * (redteam-sandbox's host_sysctls_writable tries every one of them). */
+    ck_assert_msg(strstr(x->out, "PROCSYS=ro") != NULL, "%s", x->out);
     assert_host_unchanged();
 }
 END_TEST

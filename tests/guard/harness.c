@@ -367,10 +367,26 @@ static int run_one(const char *self, const struct scenario *sc, int bwrap)
             fail = 1;
     } else if (naive_mode) {
         close(lfd);
-    } else if (guard_supervisor_add_listener(g, lfd, 1, err, sizeof err) != 0) {
-        fprintf(stderr, "  add_listener: %s\n", err);
-        fail = 1;
-        kill(pid, SIGKILL);
+    } else {
+        if (sc->finish == FINISH_BEFORE) {
+            guard_supervisor_finish(g);
+            if (!guard_thread_gone(3000)) {
+                fprintf(stderr, "  the supervisor's thread did not end after finish\n");
+                fail = 1;
+            }
+        }
+        int ar = guard_supervisor_add_listener(g, lfd, 1, err, sizeof err);
+        if (sc->finish == FINISH_BEFORE && ar == 0) {
+            fprintf(stderr, "  a listener was taken after the thread ended (nobody answers)\n");
+            fail = 1;
+            kill(pid, SIGKILL);
+        } else if (sc->finish != FINISH_BEFORE && ar != 0) {
+            fprintf(stderr, "  add_listener: %s\n", err);
+            fail = 1;
+            kill(pid, SIGKILL);
+        }
+        if (sc->finish == FINISH_EARLY)
+            guard_supervisor_finish(g);
     }
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     struct run run = {base, 0};

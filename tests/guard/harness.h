@@ -25,7 +25,16 @@ struct scenario {
     int needs;
     int kill_supervisor;         /* the supervisor process is SIGKILLed first */
     const char *setup;           /* shell run on the host in the workdir first */
+    int finish;                  /* FINISH_*: when guard_supervisor_finish is called */
 };
+
+/* Told to finish right after it took the listener, while the child runs
+ * (it must keep answering until the child is gone). */
+#define FINISH_EARLY 1
+/* Told to finish, its thread ended, and only then handed the listener: it
+ * must refuse it (closed: the child's creating calls fail at once, never
+ * wait for ever or pass) and report that. */
+#define FINISH_BEFORE 2
 
 extern const struct scenario guard_scenarios[];
 extern const unsigned guard_n_scenarios;

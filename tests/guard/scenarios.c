@@ -699,6 +699,18 @@ const struct scenario guard_scenarios[] = {
      "file-write-create", "/proc/self/fd/", {NULL}, NEEDS_PYTHON, 0,
      "mkdir -p guarded/.git && echo orig > guarded/.git/config"},
     {"supervisor-killed", after_supervisor_death, NULL, NULL, NULL, {"ok.txt"}, 0, 1},
+    /* Told to finish while the command still runs (the session stops
+     * with commands alive): every trapped call is still answered. */
+    {"finish-while-running", NULL,
+     "sleep 0.2; if echo s > .env 2>/dev/null; then exit 1; fi; "
+     "echo ok > fine.txt && mkdir d && test -d d && test ! -e .env",
+     "file-write-create", ".env", {"fine.txt", "d"}, 0, 0, NULL, FINISH_EARLY},
+    /* A listener that arrives after the thread ended: refused and closed,
+     * so the calls fail at once instead of waiting for the teardown. */
+    {"listener-after-end", NULL,
+     "if echo ok > fine.txt 2>/dev/null; then exit 1; fi; "
+     "if echo s > .env 2>/dev/null; then exit 1; fi; test ! -e fine.txt",
+     "guard-error", "", {NULL}, 0, 0, NULL, FINISH_BEFORE},
     /* must keep working */
     {"dev-null-stdout", NULL,
      "echo x > /dev/null && echo y > /dev/stdout && echo z > /dev/stderr && "

@@ -281,6 +281,66 @@ START_TEST(take_over_init)
 }
 END_TEST
 
+/*
+ * The spare: ccsb-init forks the next exec's process ahead of its request.
+ * It waits holding the host's control socket and the listener of the
+ * guard filter it already loaded; whoever held that listener could answer
+ * the next command's trapped calls itself. The command goes for it (and
+ * for anything else in here that is not its own) by every route, then
+ * kills it: the next exec must still run, guarded.
+ */
+START_TEST(take_over_spare)
+{
+    launch();
+    struct h_exec *x = runf(
+        "python3 - <<'EOF'\n"
+        "import ctypes, os, signal\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "mine = {os.getpid()}\n"
+        "p = os.getpid()\n"
+        "while p > 1:\n"
+        "    p = int([l for l in open('/proc/%%d/status' %% p) if l.startswith('PPid:')][0].split()[1])\n"
+        "    mine.add(p)\n"
+        "others = [int(d) for d in os.listdir('/proc') if d.isdigit() and int(d) not in mine]\n"
+        "print('OTHERS', len(others))\n"
+        "for p in others:\n"
+        "    for what, f in (('FD3', lambda: os.readlink('/proc/%%d/fd/3' %% p)),\n"
+        "                    ('MEM', lambda: open('/proc/%%d/mem' %% p, 'rb').close()),\n"
+        "                    ('ROOT', lambda: os.listdir('/proc/%%d/root/' %% p)),\n"
+        "                    ('ENV', lambda: open('/proc/%%d/environ' %% p, 'rb').read(1))):\n"
+        "        try:\n"
+        "            f(); print('GOT', what, p)\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    if libc.ptrace(16, p, 0, 0) == 0 or libc.ptrace(0x4206, p, 0, 0) == 0:\n"
+        "        print('GOT TRACED', p)\n"
+        "    pfd = libc.syscall(434, p, 0)\n"
+        "    if pfd >= 0:\n"
+        "        for n in range(3, 16):\n"
+        "            if libc.syscall(438, pfd, n, 0) >= 0:\n"
+        "                print('GOT PIDFD_GETFD', p, n)\n"
+        "        os.close(pfd)\n"
+        "for p in others:\n"
+        "    try:\n"
+        "        os.kill(p, signal.SIGKILL)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "print('done')\n"
+        "EOF");
+    /* (listing fd numbers is allowed to a uid-0 sandbox: it says nothing) */
+    ck_assert_msg(strstr(x->out, "GOT") == NULL, "reached another process: %s", x->out);
+    ck_assert_msg(strstr(x->out, "done") != NULL, "%s%s", x->out, x->err);
+    /* at least the spare (and ccsb-init) were there to attack */
+    ck_assert_msg(strstr(x->out, "OTHERS 0\n") == NULL, "nothing to attack: %s", x->out);
+    h_pump(&h, 200);
+    /* the spare is gone: the next exec forks and loads the filter itself
+     * (.bashrc is a missing mandatory deny-write path of the workspace) */
+    x = runf("echo k > .bashrc 2>/dev/null && echo PLANTED; echo ok > fine.txt && cat fine.txt");
+    ck_assert_msg(strstr(x->out, "PLANTED") == NULL, "%s", x->out);
+    ck_assert_msg(strstr(x->out, "ok") != NULL, "%s%s", x->out, x->err);
+}
+END_TEST
+
 /* ---- the host's unix sockets ------------------------------------------------------- */
 
 /* Abstract unix sockets belong to the network namespace: the host's are out of reach. */
@@ -322,6 +382,7 @@ static Suite *suite(void)
     tcase_add_test(tc, host_sysctls_writable);
     tcase_add_test(tc, read_host_session_keyring);
     tcase_add_test(tc, take_over_init);
+    tcase_add_test(tc, take_over_spare);
     tcase_add_test(tc, host_abstract_unix_socket);
     suite_add_tcase(s, tc);
     return s;

@@ -372,6 +372,52 @@ START_TEST(path_rules_chain)
 }
 END_TEST
 
+/*
+ * Rules that share an anchor and first component share that component's
+ * lookup: while it is missing the others are skipped, which must not leak
+ * into a rule with another first component, nor outlive the component's
+ * creation. The order is mixed on purpose (the rules are grouped at init).
+ */
+START_TEST(path_rules_shared_first_node)
+{
+    char root[] = "/tmp/ccsb-pathrules-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    char a[64], cmd[512];
+    snprintf(a, sizeof a, "%s/ws", root);
+    ck_assert_int_eq(mkdir(a, 0755), 0);
+    struct guard_path_rule rules[] = {{a, ".git/hooks"},    {a, ".config/fish"},
+                                      {a, ".bashrc"},       {a, ".git/config"},
+                                      {a, ".config/git/x"}, {a, ".git/info/exclude"}};
+    struct path_rules pr;
+    char err[256];
+    ck_assert_int_eq(path_rules_init(&pr, rules, 6, err, sizeof err), 0);
+    ck_assert_int_eq(chk(&pr, a, ".", ".git"), 1);
+    ck_assert_int_eq(chk(&pr, a, ".", ".config"), 1);
+    /* .git missing, .config made by the host: its chains are looked up */
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/.config", a);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(chk(&pr, a, ".config", "fish"), 1);
+    ck_assert_int_eq(chk(&pr, a, ".config", "git"), 1);
+    ck_assert_int_eq(chk(&pr, a, ".config", "other"), 0);
+    /* .git made too: every rule below it counts, not only the first */
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/.git/info", a);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(chk(&pr, a, ".git", "hooks"), 1);
+    ck_assert_int_eq(chk(&pr, a, ".git", "config"), 1);
+    ck_assert_int_eq(chk(&pr, a, ".git/info", "exclude"), 1);
+    ck_assert_int_eq(chk(&pr, a, ".git", "HEAD"), 0);
+    ck_assert_int_eq(chk(&pr, a, ".config", "git"), 1);
+    /* ... and gone again: still refused at the anchor, nothing below */
+    snprintf(cmd, sizeof cmd, "rm -rf %s/.git %s/.config", a, a);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(chk(&pr, a, ".", ".git"), 1);
+    ck_assert_int_eq(chk(&pr, a, ".", ".bashrc"), 1);
+    path_rules_clear(&pr);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(filter_static)
 {
     struct guard_filter_cfg cfg = {.allow_unix_sockets = 0, .notify = 0};
@@ -507,6 +553,7 @@ static Suite *suite(void)
     tcase_add_test(t, resolve_relative_and_rebase);
     tcase_add_test(t, resolve_proc_magic);
     tcase_add_test(t, path_rules_chain);
+    tcase_add_test(t, path_rules_shared_first_node);
     suite_add_tcase(s, t);
     /* Valgrind does not implement seccomp(2): there these only run for real. */
     const char *pre = getenv("LD_PRELOAD");
