@@ -22,6 +22,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "linux_api.h"
+
 extern char **environ;
 
 __attribute__((noreturn)) static void die(int code, const char *what, const char *arg, int err)

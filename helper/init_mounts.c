@@ -32,6 +32,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "linux_api.h"
+
 static int open_nofollow(const char *path)
 {
     struct open_how how = {.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,

@@ -36,6 +36,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "linux_api.h"
+
 struct iexec {
     uint64_t id;
     pid_t pid; /* main process; also its process group and session */

@@ -30,12 +30,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
 #include <sys/pidfd.h>
+#endif
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "linux_api.h"
 
 #define JANITOR_MAX 256
 #define RECORD_MAX 4200

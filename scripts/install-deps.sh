@@ -11,6 +11,6 @@ apt-get install -y -qq --no-install-recommends \
   bubblewrap meson ninja-build pkg-config gcc g++ libc6-dev \
   libevent-dev libjansson-dev libseccomp-dev check \
   python3 cargo git curl ca-certificates procps iproute2 passwd \
-  python3-fusepy \
+  python3-fusepy musl-tools \
   >/dev/null
 echo "install-deps: done"

@@ -38,9 +38,9 @@ if [ "$(id -u)" -eq 0 ]; then
   rm -rf "$work"
 fi
 
-section "ASan + UBSan"
+section "ASan + UBSan (ccsb-init on glibc here, musl above where musl-gcc is installed)"
 [ -d build-asan ] || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
-  -Dbuildtype=debug >/dev/null
+  -Dbuildtype=debug -Dmusl_init=disabled >/dev/null
 meson compile -C build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs --num-processes "$jobs" --no-suite bench
