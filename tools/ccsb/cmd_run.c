@@ -2,6 +2,11 @@
  * `ccsb run` and `ccsb shell`: launch a session, run one command, pass its
  * stdio through unchanged, exit with its status (128+N for signal N, 124 on
  * timeout, 125 when the sandbox cannot start).
+ *
+ * The context runs on our own libevent base, in this one thread: no loop
+ * thread to start, and no hand-over between threads at each step of a
+ * command that lives a few milliseconds (each wake-up of another thread
+ * costs a cross-CPU interrupt, expensive on a virtual machine).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,23 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#ifdef __linux__
+#include <sys/epoll.h>
+#endif
 #include <termios.h>
 #include <unistd.h>
 
+#include <ccsandbox/ccsandbox-libevent.h>
+#include <event2/event.h>
+
 #include "cli.h"
 
-static volatile sig_atomic_t got_signal;
-static volatile sig_atomic_t got_winch;
-
-static void on_signal(int sig)
-{
-    got_signal = sig;
-}
-
-static void on_winch(int sig)
-{
-    got_winch = 1;
-}
 
 static int write_all(int fd, const void *buf, size_t len)
 {
@@ -45,6 +44,7 @@ static int write_all(int fd, const void *buf, size_t len)
 }
 
 struct driver {
+    struct event_base *base;
     ccsb_ctx *ctx;
     ccsb_session *s;
     uint64_t exec_id;
@@ -54,8 +54,14 @@ struct driver {
     int timed_out;
     int sink_gone;   /* our stdout/stderr reader went away */
     int destroyed;   /* the session's state went to destroyed */
+    int got_signal;  /* SIGINT, SIGTERM or SIGHUP since the last look */
+    int got_winch;
     /* stdin forwarding */
+    int pty;
     int in_open;
+    int in_unpollable; /* a regular file or /dev/null: epoll refuses it */
+    struct event *in_ev;
+    struct event *retry_ev; /* the command's stdin pipe was full */
     char pending[65536];
     size_t pending_len;
 };
@@ -140,49 +146,101 @@ static void flush_stdin(struct driver *d)
     }
 }
 
-static void pump_loop(struct driver *d, int pty)
+static void on_stdin(evutil_socket_t fd, short what, void *arg)
 {
-    while (!d->done) {
-        if (got_signal) {
-            ccsb_exec_kill(d->s, d->exec_id);
-            got_signal = 0;
-        }
-        if (got_winch && pty) {
-            struct winsize ws;
-            if (ioctl(0, TIOCGWINSZ, &ws) == 0)
-                ccsb_exec_resize_pty(d->s, d->exec_id, ws.ws_row, ws.ws_col);
-            got_winch = 0;
-        }
-        struct pollfd p[2] = {{.fd = ccsb_ctx_get_fd(d->ctx), .events = POLLIN},
-                              {.fd = d->in_open && !d->pending_len ? 0 : -1, .events = POLLIN}};
-        int r = poll(p, 2, d->pending_len ? 10 : 1000);
-        if (r < 0 && errno != EINTR)
-            break;
-        drain(d);
-        if (r > 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL))) {
-            ssize_t n = read(0, d->pending, sizeof d->pending);
-            if (n > 0) {
-                d->pending_len = (size_t)n;
-            } else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
-                d->in_open = 0;
-                if (!pty)
-                    ccsb_exec_close_stdin(d->s, d->exec_id);
-            }
-        }
-        flush_stdin(d);
+    struct driver *d = arg;
+    ssize_t n = read(0, d->pending, sizeof d->pending);
+    if (n > 0) {
+        d->pending_len = (size_t)n;
+    } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        d->in_open = 0;
+        if (!d->pty)
+            ccsb_exec_close_stdin(d->s, d->exec_id);
     }
 }
 
-/* The session ends itself after the command (end_session): its last
- * events (destroyed) come within moments. */
-static void await_destroyed(struct driver *d, int max_ms)
+/* The rest wakes the base only: run_until looks after every turn. */
+static void on_wake(evutil_socket_t fd, short what, void *arg)
 {
-    for (int waited = 0; !d->destroyed && waited < max_ms; waited += 50) {
-        struct pollfd p = {.fd = ccsb_ctx_get_fd(d->ctx), .events = POLLIN};
-        if (poll(&p, 1, 50) < 0 && errno != EINTR)
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    struct driver *d = arg;
+    if (sig == SIGWINCH)
+        d->got_winch = 1;
+    else
+        d->got_signal = (int)sig;
+}
+
+/* A regular file or /dev/null: epoll refuses them (they are always
+ * readable), and libevent would only say so once it is waiting. */
+static int stdin_unpollable(void)
+{
+#ifdef __linux__
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    if (ep < 0)
+        return 0;
+    struct epoll_event ev = {.events = EPOLLIN};
+    int r = epoll_ctl(ep, EPOLL_CTL_ADD, 0, &ev) < 0 && errno == EPERM;
+    close(ep);
+    return r;
+#else
+    return 0;
+#endif
+}
+
+/* Waits for stdin only while there is room to forward what it gives. */
+static void arm_stdin(struct driver *d)
+{
+    if (!d->in_ev || !d->in_open || d->pending_len ||
+        event_pending(d->in_ev, EV_READ, NULL))
+        return;
+    if (d->in_unpollable)
+        event_active(d->in_ev, EV_READ, 0);
+    else
+        event_add(d->in_ev, NULL);
+}
+
+/* Turns of the base until *flag is set or max_ms passed (-1: no limit);
+ * after each: the queued events, the signals, stdin. */
+static void run_until(struct driver *d, const int *flag, int max_ms)
+{
+    struct event *limit = NULL;
+    if (max_ms >= 0) {
+        struct timeval tv = {max_ms / 1000, (max_ms % 1000) * 1000};
+        limit = evtimer_new(d->base, on_wake, NULL);
+        if (!limit || evtimer_add(limit, &tv) < 0) {
+            if (limit)
+                event_free(limit);
             return;
-        drain(d);
+        }
     }
+    while (!*flag) {
+        arm_stdin(d);
+        if (event_base_loop(d->base, EVLOOP_ONCE) < 0)
+            break;
+        if (d->got_signal) {
+            ccsb_exec_kill(d->s, d->exec_id);
+            d->got_signal = 0;
+        }
+        if (d->got_winch && d->pty) {
+            struct winsize ws;
+            if (ioctl(0, TIOCGWINSZ, &ws) == 0)
+                ccsb_exec_resize_pty(d->s, d->exec_id, ws.ws_row, ws.ws_col);
+            d->got_winch = 0;
+        }
+        drain(d);
+        flush_stdin(d);
+        if (d->pending_len && !evtimer_pending(d->retry_ev, NULL)) {
+            struct timeval tv = {0, 10000};
+            evtimer_add(d->retry_ev, &tv);
+        }
+        if (limit && !evtimer_pending(limit, NULL))
+            break;
+    }
+    if (limit)
+        event_free(limit);
 }
 
 /* Whether the options (not yet parsed) leave the native backend on: only
@@ -200,14 +258,15 @@ static int run_common(int argc, char **argv, int shell)
 {
     /* Whether we have a stdin at all, before anything can take fd 0. */
     int stdin_open = fcntl(0, F_GETFD) >= 0;
-    /* The context first: its loop thread comes up while the options are
-     * read (a new thread can wait a while for an idle CPU to wake). */
-    struct driver d = {.exit_status = CLI_EXIT_CANNOT_START};
-    char err[512] = "";
-    int ctx_r = ccsb_ctx_new(&d.ctx, err, sizeof err);
-    /* bwrap's exec and dynamic linking, on that thread, while we read the
-     * options and the library builds the policy (best effort: unavailable
-     * off Linux; the launch starts its own otherwise). */
+    struct driver d = {.exit_status = CLI_EXIT_CANNOT_START, .pty = shell};
+    char err[512] = "out of memory";
+    int ctx_r = CCSB_E_NOMEM;
+    d.base = event_base_new();
+    if (d.base)
+        ctx_r = ccsb_ctx_new_with_event_base(&d.ctx, d.base, err, sizeof err);
+    /* bwrap starts first: its exec and dynamic linking run on the other
+     * CPU while we read the options and the library builds the policy
+     * (best effort: unavailable off Linux; the launch starts its own). */
     if (ctx_r == 0 && likely_native(argc, argv))
         ccsb_ctx_prestart(d.ctx);
     struct run_opts o;
@@ -218,12 +277,16 @@ static int run_common(int argc, char **argv, int shell)
     }
     if (rc != 0) {
         ccsb_ctx_free(d.ctx);
+        if (d.base)
+            event_base_free(d.base);
         run_opts_free(&o);
         return rc;
     }
     ccsb_exec_req *req = NULL;
     struct termios saved;
     int raw = 0;
+    struct event *sig_ev[4] = {NULL};
+    struct event *bell_ev = NULL;
 
     if (o.events_path) {
         d.events = strcmp(o.events_path, "-") == 0 ? stdout : fopen(o.events_path, "we");
@@ -288,15 +351,23 @@ static int run_common(int argc, char **argv, int shell)
     /* Only now: a signal while the sandbox starts ends us by that signal
      * (128+N), and the command, held until the session is attached, never
      * runs; caught, it would have been started and then killed. */
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    const int sigs[4] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH};
+    for (int i = 0; i < (shell ? 4 : 3); i++) {
+        sig_ev[i] = evsignal_new(d.base, sigs[i], on_signal, &d);
+        if (!sig_ev[i] || evsignal_add(sig_ev[i], NULL) < 0) {
+            fprintf(stderr, "ccsb: cannot watch for signal %d\n", sigs[i]);
+            goto out;
+        }
+    }
+    bell_ev = event_new(d.base, ccsb_ctx_get_fd(d.ctx), EV_READ | EV_PERSIST, on_wake, NULL);
+    d.retry_ev = evtimer_new(d.base, on_wake, NULL);
+    d.in_ev = event_new(d.base, 0, EV_READ, on_stdin, &d);
+    d.in_unpollable = d.in_open && stdin_unpollable();
+    if (!bell_ev || event_add(bell_ev, NULL) < 0 || !d.retry_ev || !d.in_ev) {
+        fprintf(stderr, "ccsb: out of memory\n");
+        goto out;
+    }
     if (shell) {
-        struct sigaction sw = {.sa_handler = on_winch};
-        sigemptyset(&sw.sa_mask);
-        sigaction(SIGWINCH, &sw, NULL);
         if (isatty(0) && tcgetattr(0, &saved) == 0) {
             struct termios t = saved;
             cfmakeraw(&t);
@@ -304,23 +375,36 @@ static int run_common(int argc, char **argv, int shell)
                 raw = 1;
         }
     }
-    pump_loop(&d, shell);
+    run_until(&d, &d.done, -1);
 out:
     if (raw)
         tcsetattr(0, TCSANOW, &saved);
     ccsb_exec_req_free(req);
     if (d.s) {
-        if (d.done)
-            await_destroyed(&d, 5000);
+        /* The session ends itself after the command (end_session): its
+         * last event (destroyed) comes within moments. */
+        if (d.done && bell_ev)
+            run_until(&d, &d.destroyed, 5000);
         if (!d.destroyed) {
             ccsb_session_stop(d.s);
             drain(&d);
         }
     }
-    /* The context first: its loop thread ends with the session shut down,
-     * and the session handle is then only memory (no round trip). */
+    for (int i = 0; i < 4; i++)
+        if (sig_ev[i])
+            event_free(sig_ev[i]);
+    if (bell_ev)
+        event_free(bell_ev);
+    if (d.retry_ev)
+        event_free(d.retry_ev);
+    if (d.in_ev)
+        event_free(d.in_ev);
+    /* The context first (the session handle is then only memory), then
+     * the base it ran on. */
     ccsb_ctx_free(d.ctx);
     ccsb_session_destroy(d.s);
+    if (d.base)
+        event_base_free(d.base);
     if (d.events && d.events != stdout)
         fclose(d.events);
     run_opts_free(&o);
