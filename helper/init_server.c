@@ -256,7 +256,11 @@ static void handle_exec(struct server *sv, const struct init_msg *m, int *fds, s
     send_or_die(sv, &rep, pty ? &master : NULL, pty ? 1 : 0);
     if (master >= 0)
         close(master);
-    make_spare(sv); /* for the next one */
+    /* For the next one; none when the sandbox ends with this command (a
+     * one-shot run): it would only take a CPU from the command's start
+     * and be killed at the end. A later exec forks. */
+    if (!(m->flags & INIT_EXEC_END))
+        make_spare(sv);
     return;
 
 fail:
