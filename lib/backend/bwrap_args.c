@@ -846,7 +846,7 @@ int bwrap_plan_build(const struct ccsb_policy *p, const struct bwrap_opts *o,
     memset(out, 0, sizeof *out);
     struct rpmemo memo = RPMEMO_INIT;
     struct bwrap_host_ops memo_host = real_host;
-    memo_host.ud = &memo;
+    memo_host.ud = o->memo ? o->memo : &memo;
     struct builder b = {.p = p, .o = o, .h = o->host ? o->host : &memo_host, .out = out,
                         .err = err, .errlen = errlen};
     int r = 0;

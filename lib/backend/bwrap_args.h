@@ -16,6 +16,7 @@
 #include "util/strv.h"
 
 struct ccsb_policy;
+struct rpmemo;
 
 #define BWRAP_KIND_MISSING 0
 #define BWRAP_KIND_FILE 1
@@ -52,6 +53,8 @@ struct bwrap_opts {
      * mount namespace: ccsb-init forbids nested ones itself (cheaper, see
      * init_lock_userns) rather than bwrap's --disable-userns. */
     int lock_userns;
+    /* The policy build's realpath memo (NULL: the plan keeps its own). */
+    struct rpmemo *memo;
 };
 
 struct bwrap_plan {

@@ -733,6 +733,7 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
         .http_port = bs->http_port,
         .socks_port = bs->socks_port,
         .lock_userns = bwrap_lock_userns_here(),
+        .memo = s->path_memo,
     };
     r = bwrap_plan_build(p, &o, &plan, err, errlen);
     if (r < 0)

@@ -38,6 +38,7 @@
 #include "policy/policy.h"
 #include "spec/spec.h"
 #include "util/json.h"
+#include "util/rpmemo.h"
 
 static void emit_simple(struct ccsb_session *s, int type, const char *msg)
 {
@@ -403,13 +404,17 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
     /* The backend's slow start (a process to exec) overlaps the policy. */
     if (ops->prestart)
         ops->prestart(s);
-    struct policy_host host = {.home = getenv("HOME")};
+    /* One memo for the policy and the backend's plan: they look at the
+     * same ~150 paths, each a stat (a few us) while the sandbox waits. */
+    struct rpmemo memo = RPMEMO_INIT;
+    struct policy_host host = {.home = getenv("HOME"), .memo = &memo};
     r = policy_build(s->spec, &host, &s->policy, err, sizeof err);
     if (r == 0 && first) {
         r = exec_prepare(s, first, &s->first, s->first_child, err, sizeof err);
         s->first_req = first;
     }
     if (r < 0) {
+        rpmemo_clear(&memo);
         if (!s->bdata)
             s->ops = NULL; /* else destroy undoes the prestart */
         launch_undo(s);
@@ -417,7 +422,10 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
         return ctx_err(ctx, r, "%s", err);
     }
 
+    s->path_memo = &memo;
     r = ops->launch(s, err, sizeof err);
+    s->path_memo = NULL;
+    rpmemo_clear(&memo);
     if (r < 0) {
         s->ops = NULL; /* launch cleans up after itself */
         launch_undo(s);

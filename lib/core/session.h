@@ -16,6 +16,7 @@ struct ccsb_ctx;
 struct ccsb_spec;
 struct ccsb_policy;
 struct backend_ops;
+struct rpmemo;
 
 struct exec {
     struct ccsb_session *s;
@@ -38,6 +39,9 @@ struct ccsb_session {
     struct ccsb_ctx *ctx;
     struct ccsb_spec *spec;       /* validated copy */
     struct ccsb_policy *policy;   /* resolved once at launch */
+    /* During ops->launch only: the policy build's realpath memo, for a
+     * backend that resolves the same paths again (NULL otherwise). */
+    struct rpmemo *path_memo;
     char *id;
     int backend;                  /* CCSB_BACKEND_* actually running */
     const struct backend_ops *ops;

@@ -69,10 +69,19 @@ int path_kind(const struct policy_host *h, const char *path)
 }
 
 /* The target of a symlink, or NULL (not a link, unreadable, too long). */
-static char *read_link(const char *path)
+static char *read_link(const struct policy_host *h, const char *path)
 {
-    struct stat st;
-    if (lstat(path, &st) < 0 || !S_ISLNK(st.st_mode))
+    mode_t mode;
+    if (h->memo) {
+        if (rpmemo_lstat(h->memo, path, &mode) < 0) /* (a missing path: asked already) */
+            return NULL;
+    } else {
+        struct stat st;
+        if (lstat(path, &st) < 0)
+            return NULL;
+        mode = st.st_mode;
+    }
+    if (!S_ISLNK(mode))
         return NULL;
     char *buf = malloc(PATH_MAX + 1);
     if (!buf)
@@ -129,7 +138,7 @@ static char *resolve_missing(const struct policy_host *h, const char *path, int 
         char *c = strndup(comp, clen);
         char *step = c ? path_join(ra, c) : NULL;
         free(c);
-        char *target = step ? read_link(step) : NULL;
+        char *target = step ? read_link(h, step) : NULL;
         if (target) {
             char *base = target[0] == '/' ? strdup(target) : path_join(ra, target);
             char *next = base ? path_join(base, end ? end : "") : NULL;

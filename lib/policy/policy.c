@@ -529,7 +529,8 @@ int policy_build(const struct ccsb_spec *spec, const struct policy_host *host,
     /* Many rules share their directories: resolve each directory once. */
     struct rpmemo memo = RPMEMO_INIT;
     struct policy_host h = *host;
-    h.memo = &memo;
+    if (!h.memo)
+        h.memo = &memo;
     struct build b = {.spec = spec, .h = &h, .p = p, .err = err, .errlen = errlen};
     p->mode = spec->mode;
     p->network_enabled = spec->network_enabled;

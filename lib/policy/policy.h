@@ -70,7 +70,9 @@ struct policy_host {
     /* Optional: 1 for a directory, 0 for anything else, -1 when missing;
      * NULL means stat(2). Called with resolve_userdata. */
     int (*kind)(const char *path, void *userdata);
-    /* Internal: policy_build's realpath memo (callers leave it NULL). */
+    /* A realpath memo to use, or NULL (policy_build keeps its own). A
+     * caller that builds more from the same file system in the same breath
+     * (the bubblewrap plan) passes one and clears it afterwards. */
     struct rpmemo *memo;
 };
 
