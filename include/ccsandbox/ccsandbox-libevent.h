@@ -15,8 +15,11 @@ extern "C" {
 struct event_base;
 
 /*
- * A context that runs everything (proxies, child pipes, timers, the seccomp
- * listener) on the caller's base and never starts a thread. Every call on
+ * A context that runs everything (proxies, child pipes, timers) on the
+ * caller's base and starts no event-loop thread of its own. (A bubblewrap
+ * session's seccomp guard still answers its trapped calls on a thread of
+ * its own, which takes on the calling process's credentials; see
+ * docs/guard.md.) Every call on
  * the context must come from the thread that runs the base. The base must
  * outlive the context. That thread also starts the sandboxes, and
  * bubblewrap's --die-with-parent follows the thread that started it: if
