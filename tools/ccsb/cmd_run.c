@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +25,6 @@
 #include <event2/event.h>
 
 #include "cli.h"
-
 
 static int write_all(int fd, const void *buf, size_t len)
 {
@@ -218,8 +216,8 @@ static void run_until(struct driver *d, const int *flag, int max_ms)
     }
     while (!*flag) {
         arm_stdin(d);
-        if (event_base_loop(d->base, EVLOOP_ONCE) < 0)
-            break;
+        if (event_base_loop(d->base, EVLOOP_ONCE) != 0)
+            break; /* an error, or nothing left to wait for */
         if (d->got_signal) {
             ccsb_exec_kill(d->s, d->exec_id);
             d->got_signal = 0;
@@ -264,9 +262,9 @@ static int run_common(int argc, char **argv, int shell)
     d.base = event_base_new();
     if (d.base)
         ctx_r = ccsb_ctx_new_with_event_base(&d.ctx, d.base, err, sizeof err);
-    /* bwrap starts first: its exec and dynamic linking run on the other
-     * CPU while we read the options and the library builds the policy
-     * (best effort: unavailable off Linux; the launch starts its own). */
+    /* bwrap starts first: its exec and dynamic linking go on while we read
+     * the options and the library builds the policy (best effort:
+     * unavailable off Linux; the launch starts its own then). */
     if (ctx_r == 0 && likely_native(argc, argv))
         ccsb_ctx_prestart(d.ctx);
     struct run_opts o;
