@@ -811,6 +811,28 @@ START_TEST(end_session_exec_ends_the_sandbox)
 }
 END_TEST
 
+/*
+ * A command that ends its sandbox (a one-shot run) gets no spare behind it:
+ * none can be used, and forking one only took a CPU from the command's
+ * start. The count runs after the spare would have been made (ccsb-init
+ * forks it once the command has started), and sees every ccsb-init
+ * process but PID 1.
+ */
+START_TEST(one_shot_makes_no_spare)
+{
+    ccsb_exec_req *req = sh_req(
+        "sleep 0.3; n=0; for d in /proc/[0-9]*; do p=${d#/proc/}; [ $p = 1 ] || [ $p = $$ ] && continue; "
+        "grep -q ccsb-init $d/cmdline 2>/dev/null && n=$((n+1)); done; echo spares=$n");
+    ck_assert_int_eq(ccsb_exec_req_set_end_session(req, 1), 0);
+    uint64_t id = 0;
+    ck_assert_int_eq(h_launch_exec(&h, spec, req, &id), 0);
+    ccsb_exec_req_free(req);
+    ck_assert_int_eq(h_wait(&h, id, 10000), 0);
+    ck_assert_int_eq(h_exec(&h, id)->code, 0);
+    ck_assert_str_eq(h_exec(&h, id)->out, "spares=0\n");
+}
+END_TEST
+
 /* A first command that cannot go out fails the whole call and leaves
  * nothing: no session, no process, no zombie, nothing on disk. */
 START_TEST(launch_exec_failure_leaves_nothing)
@@ -1115,6 +1137,7 @@ static Suite *suite(void)
     tcase_add_test(tc, egress_through_sandbox_listeners);
     tcase_add_test(tc, no_fd_or_child_leak);
     tcase_add_test(tc, spare_is_closed_and_expendable);
+    tcase_add_test(tc, one_shot_makes_no_spare);
     tcase_add_test(tc, prestart_is_taken_by_the_next_launch);
     tcase_add_test(tc, prestart_left_over_is_ended_by_ctx_free);
     tcase_add_test(tc, dead_standby_is_replaced);
