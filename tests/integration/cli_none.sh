@@ -67,6 +67,29 @@ grep -q '"type":"exit"' ev.jsonl && grep -q '"type":"ready"' ev.jsonl \
 out=$(echo piped | "$CCSB" run --backend none -- cat)
 [ "$out" = "piped" ] && ok "stdin" || bad "stdin (got '$out')"
 
+# stdin from a regular file or /dev/null (epoll refuses both: ccsb reads
+# them without waiting) and a file larger than the command's pipe (ccsb
+# holds back and retries while the pipe is full): every byte, in order.
+head -c 3000000 /dev/urandom > big.bin
+want=$(cksum < big.bin)
+out=$(timeout 20 "$CCSB" run --backend none -- cksum < big.bin)
+[ "$out" = "$want" ] && ok "stdin from a 3 MB file" || bad "stdin from a file (got '$out', want '$want')"
+out=$(timeout 20 "$CCSB" run --backend none -- sh -c 'sleep 0.2; cksum' < big.bin)
+[ "$out" = "$want" ] && ok "stdin from a file, read late" || bad "stdin from a file, read late (got '$out')"
+out=$(timeout 10 "$CCSB" run --backend none -- wc -c < /dev/null)
+[ "$out" = "0" ] && ok "stdin from /dev/null" || bad "stdin from /dev/null (got '$out')"
+
+# A signal to ccsb once the command runs kills the command (ccsb exits with
+# its status), and ccsb does not hang.
+timeout 10 "$CCSB" run --backend none -- sh -c 'echo started; exec sleep 20' > sig.txt &
+pid=$!
+n=0
+while [ "$(cat sig.txt 2>/dev/null)" != "started" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+kill -INT $pid
+wait $pid
+rc=$?
+[ $rc -eq 137 ] && ok "SIGINT kills the command" || bad "SIGINT (rc=$rc)"
+
 # --env reaches the command.
 out=$("$CCSB" run --backend none --env FOO=bar -- sh -c 'echo $FOO')
 [ "$out" = "bar" ] && ok "--env" || bad "--env (got '$out')"
