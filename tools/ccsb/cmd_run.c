@@ -17,6 +17,8 @@
 #include <sys/ioctl.h>
 #ifdef __linux__
 #include <sys/epoll.h>
+#else
+#include <sys/stat.h>
 #endif
 #include <termios.h>
 #include <unistd.h>
@@ -172,7 +174,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 }
 
 /* A regular file or /dev/null: epoll refuses them (they are always
- * readable), and libevent would only say so once it is waiting. */
+ * readable), and libevent would only say so once it is waiting. Elsewhere
+ * (kqueue) the same kinds are read without waiting too. */
 static int stdin_unpollable(void)
 {
 #ifdef __linux__
@@ -184,7 +187,8 @@ static int stdin_unpollable(void)
     close(ep);
     return r;
 #else
-    return 0;
+    struct stat st;
+    return fstat(0, &st) == 0 && (S_ISREG(st.st_mode) || (S_ISCHR(st.st_mode) && !isatty(0)));
 #endif
 }
 
