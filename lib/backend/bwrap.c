@@ -256,15 +256,23 @@ static int bwrap_attach(struct ccsb_session *s, char *aerr, size_t aerrlen)
     int gr = bwrap_guard_attach(s, bs);
     if (gr < 0)
         return errf(aerr, aerrlen, gr, "cannot start the seccomp guard's supervisor");
+    if (!bs->egress)
+        return errf(aerr, aerrlen, CCSB_E_INTERNAL, "the egress proxies were not prepared");
     char err[512];
-    struct egress_pair *pair = NULL;
-    int r = egress_pair_new(base, s->spec, bs->listeners[0], bs->listeners[1],
-                            on_egress_violation, s, &pair, err, sizeof err);
+    int r = egress_pair_listen(bs->egress, bs->listeners[0], bs->listeners[1], err, sizeof err);
     if (r < 0)
         return errf(aerr, aerrlen, r, "cannot start the egress proxies: %s", err);
-    bs->egress = pair;
     bs->listeners[0] = bs->listeners[1] = -1; /* the proxies own them now */
     return 0;
+}
+
+int bwrap_egress_prepare(struct ccsb_session *s, struct bwrap_session *bs, char *err,
+                         size_t errlen)
+{
+    char e[512];
+    int r = egress_pair_prepare(ctx_base(s->ctx), s->spec, on_egress_violation, s, NULL,
+                                &bs->egress, e, sizeof e);
+    return r < 0 ? errf(err, errlen, r, "cannot start the egress proxies: %s", e) : 0;
 }
 
 /* ---- exec ------------------------------------------------------------------------ */

@@ -114,6 +114,13 @@ int bwrap_spawn_finish(struct ccsb_ctx *ctx, struct bwrap_session *bs, char *err
 /* Ends the sandbox (bounded), reaps our child, removes what launch made. */
 void bwrap_teardown(struct bwrap_session *bs);
 
+/* ---- bwrap.c ---- */
+
+/* The session's egress pair without its listeners (egress_pair_prepare),
+ * in bs->egress: nothing of it is on the loop yet, so any thread may. */
+int bwrap_egress_prepare(struct ccsb_session *s, struct bwrap_session *bs, char *err,
+                         size_t errlen);
+
 /* ---- bwrap_ctl.c ---- */
 
 int bwrap_send(struct bwrap_session *bs, const struct init_msg *m, const int *fds, size_t n);

@@ -43,6 +43,7 @@
 #include "core/ctx.h"
 #include "core/probe.h"
 #include "core/session.h"
+#include "egress/egress.h"
 #include "policy/policy.h"
 #include "util/err.h"
 #include "util/fd.h"
@@ -840,6 +841,10 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
             goto fail;
         s->first_sent = 1;
     }
+    /* The proxies' rules and resolver while bwrap builds the sandbox:
+     * after READY only their listeners remain (bwrap_attach). */
+    if (!bs->egress && (r = bwrap_egress_prepare(s, bs, err, errlen)) < 0)
+        goto fail;
     r = wait_ready(s, bs, err, errlen);
     if (r < 0)
         goto fail;
@@ -849,6 +854,8 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
 
 fail:
     bs->dead = 1;
+    egress_pair_free(bs->egress); /* (prepared only: nothing of it on the loop) */
+    bs->egress = NULL;
     bwrap_teardown(bs); /* children, placeholders, cgroups, fds */
     bwrap_plan_clear(&plan);
     return r;

@@ -53,6 +53,20 @@ struct egress_opts {
     unsigned idle_timeout_ms;
 };
 
+/*
+ * egress_pair_new in two steps, for a backend that gets its listening
+ * sockets late (bubblewrap: with READY) and would rather not build the
+ * rules and the resolver then: prepare does everything but listen, listen
+ * takes the fds as egress_pair_new does (same ownership rules; a failed
+ * listen leaves the pair as prepared). Both on the base's thread.
+ */
+int egress_pair_prepare(struct event_base *base, const struct ccsb_spec *spec,
+                        egress_violation_fn on_violation, void *ud,
+                        const struct egress_opts *opts, struct egress_pair **out, char *err,
+                        size_t errlen);
+int egress_pair_listen(struct egress_pair *p, int http_listen_fd, int socks_listen_fd,
+                       char *err, size_t errlen);
+
 /* egress_pair_new with options (NULL: defaults). */
 int egress_pair_new_opts(struct event_base *base, const struct ccsb_spec *spec,
                          int http_listen_fd, int socks_listen_fd,

@@ -238,11 +238,10 @@ static void ms_to_tv(unsigned ms, unsigned dflt, struct timeval *tv)
     tv->tv_usec = (ms % 1000) * 1000;
 }
 
-int egress_pair_new_opts(struct event_base *base, const struct ccsb_spec *spec,
-                         int http_listen_fd, int socks_listen_fd,
-                         egress_violation_fn on_violation, void *ud,
-                         const struct egress_opts *opts, struct egress_pair **out, char *err,
-                         size_t errlen)
+int egress_pair_prepare(struct event_base *base, const struct ccsb_spec *spec,
+                        egress_violation_fn on_violation, void *ud,
+                        const struct egress_opts *opts, struct egress_pair **out, char *err,
+                        size_t errlen)
 {
     struct egress_opts dflt = {NULL, NULL, NULL, -1, 0, 0};
     if (!opts)
@@ -281,25 +280,55 @@ int egress_pair_new_opts(struct event_base *base, const struct ccsb_spec *spec,
             base64((const unsigned char *)p->cred, strlen(p->cred), p->basic);
         }
     }
-    /* Listeners last: on failure the caller's fds must come back unclosed. */
-    if (rc == 0)
-        rc = make_listener(p, http_listen_fd, accept_http,
-                           &p->http_l, &p->http_port, err, errlen);
-    if (rc == 0)
-        rc = make_listener(p, socks_listen_fd, accept_socks,
-                           &p->socks_l, &p->socks_port, err, errlen);
     if (rc < 0) {
         egress_pair_free(p);
+        return rc;
+    }
+    p->require_auth = opts->require_auth;
+    *out = p;
+    return 0;
+}
+
+int egress_pair_listen(struct egress_pair *p, int http_listen_fd, int socks_listen_fd,
+                       char *err, size_t errlen)
+{
+    if (p->http_l || p->socks_l)
+        return errf(err, errlen, CCSB_E_STATE, "egress: the proxies listen already");
+    /* On failure the caller's fds must come back unclosed. */
+    int rc = make_listener(p, http_listen_fd, accept_http, &p->http_l, &p->http_port, err,
+                           errlen);
+    if (rc == 0)
+        rc = make_listener(p, socks_listen_fd, accept_socks, &p->socks_l, &p->socks_port, err,
+                           errlen);
+    if (rc < 0) {
+        if (p->http_l)
+            evconnlistener_free(p->http_l);
+        p->http_l = NULL;
+        p->http_port = 0;
         return rc;
     }
     if (http_listen_fd >= 0)
         close(http_listen_fd);
     if (socks_listen_fd >= 0)
         close(socks_listen_fd);
-    p->http_auth = opts->require_auth >= 0 ? opts->require_auth : http_listen_fd < 0;
-    p->socks_auth = opts->require_auth >= 0 ? opts->require_auth : socks_listen_fd < 0;
-    *out = p;
+    p->http_auth = p->require_auth >= 0 ? p->require_auth : http_listen_fd < 0;
+    p->socks_auth = p->require_auth >= 0 ? p->require_auth : socks_listen_fd < 0;
     return 0;
+}
+
+int egress_pair_new_opts(struct event_base *base, const struct ccsb_spec *spec,
+                         int http_listen_fd, int socks_listen_fd,
+                         egress_violation_fn on_violation, void *ud,
+                         const struct egress_opts *opts, struct egress_pair **out, char *err,
+                         size_t errlen)
+{
+    int rc = egress_pair_prepare(base, spec, on_violation, ud, opts, out, err, errlen);
+    if (rc == 0 && (rc = egress_pair_listen(*out, http_listen_fd, socks_listen_fd, err,
+                                            errlen)) < 0) {
+        egress_pair_free(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 int egress_pair_new(struct event_base *base, const struct ccsb_spec *spec, int http_listen_fd,

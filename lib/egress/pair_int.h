@@ -32,6 +32,7 @@ struct egress_pair {
     void *ud;
 
     int http_auth, socks_auth;   /* credential required on that proxy */
+    int require_auth;            /* egress_opts.require_auth, for egress_pair_listen */
     char user[8];
     char pass[40];
     char cred[48];               /* "user:pass" */
