@@ -737,6 +737,53 @@ START_TEST(test_passed_listeners)
 }
 END_TEST
 
+/* The two steps a late-listening backend takes (bubblewrap: the pair is
+ * prepared while the sandbox starts, its listeners come with READY): a
+ * failed listen leaves the pair as prepared and the caller's fds open, a
+ * second listen is refused, and the pair then serves like a whole one. */
+START_TEST(test_prepare_then_listen)
+{
+    struct env e;
+    env_up(&e, 1, ALLOW_LOCAL, NULL);
+    loop_stop(&e.loop);
+    struct egress_pair *p = NULL;
+    char err[256];
+    ck_assert_int_eq(egress_pair_prepare(e.loop.base, e.spec, NULL, NULL, NULL, &p, err,
+                                         sizeof err),
+                     0);
+    ck_assert_ptr_nonnull(p);
+    uint16_t hp, sp;
+    int hfd = listen_loopback(AF_INET, &hp);
+    ck_assert_int_eq(egress_pair_listen(p, hfd, 9999, err, sizeof err), CCSB_E_IO);
+    ck_assert_int_ge(fcntl(hfd, F_GETFD), 0);
+    ck_assert_int_eq(egress_pair_http_port(p), 0);
+    int sfd = listen_loopback(AF_INET, &sp);
+    ck_assert_int_eq(egress_pair_listen(p, hfd, sfd, err, sizeof err), 0);
+    ck_assert_int_eq(fcntl(hfd, F_GETFD), -1);
+    ck_assert_int_eq(fcntl(sfd, F_GETFD), -1);
+    ck_assert_int_eq(egress_pair_http_port(p), hp);
+    ck_assert_int_eq(egress_pair_socks_port(p), sp);
+    ck_assert_ptr_null(egress_pair_credential(p)); /* fds handed in: no credential */
+    int again = listen_loopback(AF_INET, &sp);
+    ck_assert_int_eq(egress_pair_listen(p, again, -1, err, sizeof err), CCSB_E_STATE);
+    ck_assert_int_ge(fcntl(again, F_GETFD), 0);
+    close(again);
+    loop_start(&e.loop);
+    int fd = tcp_connect("127.0.0.1", hp);
+    sendf(fd, "GET http://localhost:%u/two-steps HTTP/1.1\r\n\r\n", e.srv.port4);
+    ck_assert_int_eq(read_response(fd, e.resp, sizeof e.resp, &e.body), 200);
+    close(fd);
+    loop_stop(&e.loop);
+    egress_pair_free(p);
+    /* Prepared and never listening: freed as is. */
+    ck_assert_int_eq(egress_pair_prepare(e.loop.base, e.spec, NULL, NULL, NULL, &p, err,
+                                         sizeof err),
+                     0);
+    egress_pair_free(p);
+    env_down(&e);
+}
+END_TEST
+
 #ifdef TCP_CONGESTION
 static void cc_of(int fd, char *cc, size_t cap)
 {
@@ -1131,6 +1178,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_two_pairs_independent);
     tcase_add_test(tc, test_credentials);
     tcase_add_test(tc, test_passed_listeners);
+    tcase_add_test(tc, test_prepare_then_listen);
 #ifdef TCP_CONGESTION
     tcase_add_test(tc, test_local_leg_congestion_control);
 #endif
