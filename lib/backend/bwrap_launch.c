@@ -845,10 +845,10 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
      * after READY only their listeners remain (bwrap_attach). */
     if (!bs->egress && (r = bwrap_egress_prepare(s, bs, err, errlen)) < 0)
         goto fail;
+    bwrap_plan_clear(&plan); /* (sent: freed while bwrap works, not after READY) */
     r = wait_ready(s, bs, err, errlen);
     if (r < 0)
         goto fail;
-    bwrap_plan_clear(&plan);
     bs->started = 1;
     return 0;
 

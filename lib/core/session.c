@@ -425,8 +425,8 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
     s->path_memo = &memo;
     r = ops->launch(s, err, sizeof err);
     s->path_memo = NULL;
-    rpmemo_clear(&memo);
     if (r < 0) {
+        rpmemo_clear(&memo);
         s->ops = NULL; /* launch cleans up after itself */
         launch_undo(s);
         free(note);
@@ -436,6 +436,8 @@ int session_launch(struct ccsb_ctx *ctx, const struct ccsb_spec *spec,
     ctx_ref(ctx);
     struct attach_args a = {.s = s, .note = note, .first_id = first_id};
     r = ctx_call(ctx, attach_on_loop, &a);
+    /* Freed only now: the first command's gate opened in the attach. */
+    rpmemo_clear(&memo);
     free(note);
     if (r < 0 && a.first_failed) {
         /* Attached and stopped: the loop owns it until destroyed. */
