@@ -347,9 +347,11 @@ CCSB_API int ccsb_spec_set_pids_max(ccsb_spec *spec, uint32_t count);
 /*
  * Starts one sandbox process ahead, for the next native launch of this
  * context: on Linux a bubblewrap that waits for its options, so that launch
- * skips bwrap's exec and dynamic linking (about 1 ms). Returns at once (the
- * context's thread starts it); best effort: a launch that finds none, or
- * whose standby died, starts its own. Each native launch takes one; call
+ * skips bwrap's exec and dynamic linking (about 1 ms). Returns at once, the
+ * context's thread starting it (with a caller-owned base the call starts it
+ * itself, blocking for the process spawn: 0.5-1 ms on a virtual machine).
+ * Best effort: a launch that finds none, or whose standby died, starts its
+ * own. Each native launch takes one; call
  * again to prepare the next (at most 4 wait, then CCSB_E_STATE). Launches
  * with a memory or process limit start their own (bwrap must begin inside
  * the session's cgroups). One idle bwrap process each until taken;

@@ -349,9 +349,10 @@ int bwrap_exec_send(struct ccsb_session *s, struct bwrap_session *bs, struct exe
         fds[nfds++] = gate;
     }
     /* The channel of the spare that will run the next exec. Not under a
-     * process limit: a waiting spare would take one of the user's slots. */
+     * process limit (a waiting spare would take one of the user's slots),
+     * nor behind a command that ends the sandbox (ccsb-init makes none). */
     int pair[2] = {-1, -1};
-    if (!s->policy->pids_max && bwrap_spare_pair(pair) == 0) {
+    if (!s->policy->pids_max && !req->end_session && bwrap_spare_pair(pair) == 0) {
         fds[nfds++] = pair[0];
         fds[nfds++] = pair[1];
     }

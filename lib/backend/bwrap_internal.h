@@ -120,6 +120,12 @@ void bwrap_teardown(struct bwrap_session *bs);
  * in bs->egress: nothing of it is on the loop yet, so any thread may. */
 int bwrap_egress_prepare(struct ccsb_session *s, struct bwrap_session *bs, char *err,
                          size_t errlen);
+/* Sends a command to ccsb-init; the launch sends ccsb_launch_exec's first
+ * one ahead of READY with it, held at a gate (>= 0: its sandbox end) that
+ * bwrap_exec_finish opens through bs->gate. */
+int bwrap_exec_send(struct ccsb_session *s, struct bwrap_session *bs, struct exec *x,
+                    const struct ccsb_exec_req *req, int cin, int cout, int cerr, int gate,
+                    char *err, size_t errlen);
 
 /* ---- bwrap_ctl.c ---- */
 
@@ -132,12 +138,6 @@ int bwrap_send(struct bwrap_session *bs, const struct init_msg *m, const int *fd
  * spare, every exec forks); bwrap_send_spare sends one on its own.
  */
 int bwrap_spare_pair(int pair[2]);
-/* Sends a command to ccsb-init (bwrap.c); the launch sends ccsb_launch_exec's
- * first one ahead of READY with it, held at a gate (>= 0: its sandbox end)
- * that bwrap_exec_finish opens through bs->gate. */
-int bwrap_exec_send(struct ccsb_session *s, struct bwrap_session *bs, struct exec *x,
-                    const struct ccsb_exec_req *req, int cin, int cout, int cerr, int gate,
-                    char *err, size_t errlen);
 int bwrap_send_spare(struct bwrap_session *bs);
 /*
  * Waits (bounded) for the reply of `type`s matching id; other messages are
