@@ -528,32 +528,10 @@ END_TEST
 
 /* ---- ccsb_ctx_prestart ---------------------------------------------------- */
 
-/* Our children running bwrap (their pids into out, at most max). */
+/* Our children running bwrap, zombies left out (their pids into out, at most max). */
 static int bwrap_children(pid_t *out, int max)
 {
-    DIR *d = opendir("/proc");
-    ck_assert_ptr_nonnull(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < max) {
-        char path[300], buf[512];
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        FILE *f = e->d_name[0] >= '1' && e->d_name[0] <= '9' ? fopen(path, "re") : NULL;
-        if (!f)
-            continue;
-        size_t len = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[len] = '\0';
-        char *close_paren = strrchr(buf, ')');
-        char state;
-        int ppid;
-        if (strstr(buf, " (bwrap) ") && close_paren &&
-            sscanf(close_paren + 1, " %c %d", &state, &ppid) == 2 && ppid == getpid() &&
-            state != 'Z')
-            out[n++] = (pid_t)atoi(e->d_name);
-    }
-    closedir(d);
-    return n;
+    return h_children_named("bwrap", 0, out, max);
 }
 
 /* Waits (bounded) until exactly `want` bwrap children of ours run. */
@@ -913,21 +891,8 @@ static int own_sandbox_inits(void)
             strcmp(buf + strlen(buf) + 1, "init") != 0)
             continue;
         /* pid -> bwrap -> us */
-        pid_t up = pid;
-        for (int i = 0; i < 2 && up > 0; i++) {
-            snprintf(path, sizeof path, "/proc/%d/stat", up);
-            f = fopen(path, "re");
-            len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-            if (f)
-                fclose(f);
-            buf[len] = '\0';
-            char *close_paren = strrchr(buf, ')');
-            int ppid = -1;
-            if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1)
-                ppid = -1;
-            up = ppid;
-        }
-        n += up == getpid();
+        pid_t bwrap = h_proc_stat(pid, NULL, NULL, 0);
+        n += bwrap > 0 && h_proc_stat(bwrap, NULL, NULL, 0) == getpid();
     }
     closedir(d);
     return n;
