@@ -235,6 +235,7 @@ static char *cli_path(void)
 static ccsb_ctx *ctx;
 static ccsb_spec *spec;
 static ccsb_exec_req *true_req;
+static ccsb_exec_req *oneshot_req; /* /bin/true, end_session */
 
 static ccsb_session *launch(void)
 {
@@ -268,8 +269,6 @@ static void run_true(ccsb_session *s)
 
 /* One-shot: ccsb_launch_exec of /bin/true with end_session, until the
  * session reads destroyed (the sandbox ended itself). */
-static ccsb_exec_req *oneshot_req;
-
 static void run_oneshot(void)
 {
     ccsb_session *s = NULL;

@@ -240,6 +240,16 @@ static int guard_thread_gone(int max_ms)
     return 0;
 }
 
+/* Tells g to finish; 1 once its thread ended by itself, else 0 (said). */
+static int finish_ends_thread(struct guard_supervisor *g)
+{
+    guard_supervisor_finish(g);
+    if (guard_thread_gone(3000))
+        return 1;
+    fprintf(stderr, "  the supervisor's thread did not end after finish\n");
+    return 0;
+}
+
 /* Runs a supervisor in a separate process so that it can be SIGKILLed. */
 /* Protected paths below <work>/guarded, held only by the guard (in a real
  * session these are the missing mandatory deny-write paths). */
@@ -368,13 +378,8 @@ static int run_one(const char *self, const struct scenario *sc, int bwrap)
     } else if (naive_mode) {
         close(lfd);
     } else {
-        if (sc->finish == FINISH_BEFORE) {
-            guard_supervisor_finish(g);
-            if (!guard_thread_gone(3000)) {
-                fprintf(stderr, "  the supervisor's thread did not end after finish\n");
-                fail = 1;
-            }
-        }
+        if (sc->finish == FINISH_BEFORE && !finish_ends_thread(g))
+            fail = 1;
         int ar = guard_supervisor_add_listener(g, lfd, 1, err, sizeof err);
         if (sc->finish == FINISH_BEFORE && ar == 0) {
             fprintf(stderr, "  a listener was taken after the thread ended (nobody answers)\n");
@@ -416,11 +421,8 @@ static int run_one(const char *self, const struct scenario *sc, int bwrap)
     if (g) {
         /* Every task of the filter is gone: told to finish, the thread
          * must end by itself (the teardown then waits for nothing). */
-        guard_supervisor_finish(g);
-        if (!guard_thread_gone(3000)) {
-            fprintf(stderr, "  the supervisor's thread did not end after finish\n");
+        if (!finish_ends_thread(g))
             fail = 1;
-        }
         guard_supervisor_stats(g, &st);
         guard_supervisor_free(g);
     }

@@ -334,3 +334,46 @@ int h_wait_no_procs(const char *needle, int max_ms)
         usleep(20000);
     return n;
 }
+
+pid_t h_proc_stat(pid_t pid, char *state, char *comm, size_t cap)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    /* the name may hold spaces and parentheses: it ends at the last ')' */
+    char *open = strchr(buf, '('), *close = strrchr(buf, ')');
+    char st;
+    int ppid;
+    if (!open || !close || close < open || sscanf(close + 1, " %c %d", &st, &ppid) != 2)
+        return -1;
+    if (state)
+        *state = st;
+    if (comm)
+        snprintf(comm, cap, "%.*s", (int)(close - open - 1), open + 1);
+    return ppid;
+}
+
+int h_children_named(const char *comm, int zombies, pid_t *out, int max)
+{
+    DIR *d = opendir("/proc");
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        pid_t pid = atoi(e->d_name);
+        char state, name[32];
+        if (pid <= 0 || h_proc_stat(pid, &state, name, sizeof name) != getpid() ||
+            strcmp(name, comm) != 0 || (state == 'Z' && !zombies))
+            continue;
+        if (n < max)
+            out[n] = pid;
+        n++;
+    }
+    closedir(d);
+    return n;
+}

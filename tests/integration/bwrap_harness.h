@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <ccsandbox/ccsandbox.h>
 
@@ -93,5 +94,11 @@ double h_now(void);
 int h_count_procs(const char *needle);
 /* Waits until no host process matches needle, up to max_ms; returns the count left. */
 int h_wait_no_procs(const char *needle, int max_ms);
+/* From /proc/<pid>/stat: its parent's pid, or -1 when it is gone; its state
+ * letter into *state and its name into comm (either may be NULL). */
+pid_t h_proc_stat(pid_t pid, char *state, char *comm, size_t cap);
+/* This process's children named comm, zombies too when `zombies`: how
+ * many; the first max of their pids into out. */
+int h_children_named(const char *comm, int zombies, pid_t *out, int max);
 
 #endif

@@ -114,18 +114,27 @@ static ccsb_session *launch_none(ccsb_ctx *ctx, ccsb_spec **spec_out)
     return s;
 }
 
-static uint64_t run(ccsb_session *s, const char *const *argv, size_t argc, uint64_t timeout_ms)
+/* Starts argv; end_session: as the session's last command. Returns the exec id. */
+static uint64_t start_exec(ccsb_session *s, const char *const *argv, size_t argc,
+                           uint64_t timeout_ms, int end_session)
 {
     ccsb_exec_req *req = NULL;
     ck_assert_int_eq(ccsb_exec_req_new(&req), 0);
     ck_assert_int_eq(ccsb_exec_req_set_argv(req, argv, argc), 0);
     if (timeout_ms)
         ck_assert_int_eq(ccsb_exec_req_set_timeout_ms(req, timeout_ms), 0);
+    if (end_session)
+        ck_assert_int_eq(ccsb_exec_req_set_end_session(req, 1), 0);
     uint64_t id = 0;
     ck_assert_int_eq(ccsb_exec(s, req, &id), 0);
     ck_assert_uint_gt(id, 0);
     ccsb_exec_req_free(req);
     return id;
+}
+
+static uint64_t run(ccsb_session *s, const char *const *argv, size_t argc, uint64_t timeout_ms)
+{
+    return start_exec(s, argv, argc, timeout_ms, 0);
 }
 
 static int count_fds(void)
@@ -434,14 +443,8 @@ START_TEST(end_session_stops_the_session)
     ccsb_ctx *ctx = NULL;
     ck_assert_int_eq(ccsb_ctx_new(&ctx, NULL, 0), 0);
     ccsb_session *s = launch_none(ctx, NULL);
-    ccsb_exec_req *req = NULL;
-    ck_assert_int_eq(ccsb_exec_req_new(&req), 0);
     const char *argv[] = {"sh", "-c", "sleep 1000.75 & echo last"};
-    ck_assert_int_eq(ccsb_exec_req_set_argv(req, argv, 3), 0);
-    ck_assert_int_eq(ccsb_exec_req_set_end_session(req, 1), 0);
-    uint64_t id = 0;
-    ck_assert_int_eq(ccsb_exec(s, req, &id), 0);
-    ccsb_exec_req_free(req);
+    uint64_t id = start_exec(s, argv, 3, 0, 1);
     struct result r = {0};
     wait_exit(ctx, id, &r, 10000);
     ck_assert(r.exited);
@@ -519,15 +522,8 @@ START_TEST(no_exec_after_end_session)
     struct late_exec le = {.marker = marker};
     le.s = launch_none(ctx, NULL);
     ck_assert_int_eq(ccsb_ctx_set_event_callback(ctx, late_exec_cb, &le, NULL), 0);
-    ccsb_exec_req *req = NULL;
-    ck_assert_int_eq(ccsb_exec_req_new(&req), 0);
     const char *argv[] = {"sleep", "0.2"};
-    ck_assert_int_eq(ccsb_exec_req_set_argv(req, argv, 2), 0);
-    ck_assert_int_eq(ccsb_exec_req_set_end_session(req, 1), 0);
-    uint64_t id = 0;
-    ck_assert_int_eq(ccsb_exec(le.s, req, &id), 0);
-    le.end_id = id; /* (long before its exit) */
-    ccsb_exec_req_free(req);
+    le.end_id = start_exec(le.s, argv, 2, 0, 1); /* (long before its exit) */
     for (int i = 0; i < 500 && !le.destroyed; i++)
         usleep(10000);
     usleep(100000);

@@ -45,19 +45,16 @@ Map<int, String> _withArg(String marker) {
   return out;
 }
 
-/// The processes of [procs] still alive after [limit]. A zombie is dead:
-/// reaping an orphan is its new parent's job (the host's init, on none).
-Future<Set<int>> _stillThere(Map<int, String> procs, Duration limit) async {
-  final sw = Stopwatch()..start();
-  for (;;) {
-    final left = {
+/// The processes of [procs] alive now. A zombie is dead: reaping an orphan
+/// is its new parent's job (the host's init, on none).
+Set<int> _alive(Map<int, String> procs) => {
       for (final e in procs.entries)
         if (_stat(e.key) case (final st, final start) when start == e.value && st != 'Z') e.key
     };
-    if (left.isEmpty || sw.elapsed >= limit) return left;
-    await Future<void>.delayed(const Duration(milliseconds: 20));
-  }
-}
+
+/// The processes of [procs] still alive after [limit].
+Future<Set<int>> _stillThere(Map<int, String> procs, Duration limit) =>
+    _settle(() => _alive(procs), (Set<int> left) => left.isEmpty, limit: limit);
 
 /// Pids of this process's children (every thread's: the library forks
 /// from its loop thread, and its children move to another thread of ours
@@ -303,12 +300,7 @@ void main() {
 
     // The command's background sleep, once it runs.
     Future<Map<int, String>> background(String m) async {
-      final sw = Stopwatch()..start();
-      var procs = _withArg(m);
-      while (procs.isEmpty && sw.elapsed < limit) {
-        await Future<void>.delayed(const Duration(milliseconds: 10));
-        procs = _withArg(m);
-      }
+      final procs = await _settle(() => _withArg(m), (Map<int, String> p) => p.isNotEmpty, limit: limit);
       expect(procs, hasLength(1), reason: 'the background sleep is not running');
       return procs;
     }
@@ -371,10 +363,7 @@ void main() {
         final procs = await background(m);
         x.writeStdin('go\n'.codeUnits);
         expect((await x.collect().timeout(limit)).exitCode, 6);
-        final sw = Stopwatch()..start();
-        while (h.state != SandboxState.warm && sw.elapsed < limit) {
-          await Future<void>.delayed(const Duration(milliseconds: 20));
-        }
+        await _settle(() => h.state, (SandboxState st) => st == SandboxState.warm, limit: limit);
         expect(h.state, SandboxState.warm);
         expect(await _stillThere(procs, const Duration(milliseconds: 200)), hasLength(1),
             reason: 'the background sleep was killed with no endSession');

@@ -44,21 +44,23 @@ def with_arg(marker):
     return out
 
 
+def alive(procs):
+    """The processes of `procs` alive now. A zombie is dead: reaping an
+    orphan is its new parent's job (on the none backend that is the host's
+    init); the tests check separately that no child of this process is
+    left."""
+    left = set()
+    for p, start in procs.items():
+        st = stat_of(p)
+        if st and st[1] == start and st[0] != "Z":
+            left.add(p)
+    return left
+
+
 def still_there(procs, limit_s=LIMIT_S):
-    """The processes of `procs` still alive once `limit_s` passed. A zombie
-    is dead: reaping an orphan is its new parent's job (on the none backend
-    that is the host's init); the tests check separately that no child of
-    this process is left."""
-    deadline = time.monotonic() + limit_s
-    while True:
-        left = set()
-        for p, start in procs.items():
-            st = stat_of(p)
-            if st and st[1] == start and st[0] != "Z":
-                left.add(p)
-        if not left or time.monotonic() >= deadline:
-            return left
-        time.sleep(0.02)
+    """The processes of `procs` still alive once `limit_s` passed."""
+    wait_for(lambda: not alive(procs), limit_s)
+    return alive(procs)
 
 
 def state_event(session, name, limit_s=LIMIT_S):

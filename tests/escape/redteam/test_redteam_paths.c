@@ -28,14 +28,21 @@ static struct h h;
 static char *W;
 static ccsb_spec *spec;
 
+/* The session's spec: workspace ws, bound read-write, the working directory. */
+static void spec_on(const char *ws)
+{
+    ccsb_spec_free(spec);
+    ck_assert_int_eq(ccsb_spec_new(&spec), 0);
+    ccsb_spec_set_backend(spec, CCSB_BACKEND_NATIVE);
+    ccsb_spec_add_bind_mount(spec, ws, NULL, 0);
+    ccsb_spec_set_guest_workdir(spec, ws);
+}
+
 static void setup(void)
 {
     h_init(&h);
     W = h_tmpdir("rt-paths");
-    ck_assert_int_eq(ccsb_spec_new(&spec), 0);
-    ccsb_spec_set_backend(spec, CCSB_BACKEND_NATIVE);
-    ccsb_spec_add_bind_mount(spec, W, NULL, 0);
-    ccsb_spec_set_guest_workdir(spec, W);
+    spec_on(W);
 }
 
 static void teardown(void)
@@ -171,6 +178,39 @@ START_TEST(fresh_workspace_every_route)
 END_TEST
 
 /*
+ * From a session on ws, creates protected names under other spellings
+ * (more: further attempts) and one ordinary file, ReadMe.TXT; returns the
+ * output, where PLANTED-<what> marks each that worked. The session is
+ * gone on return.
+ */
+static struct h_exec *plant_other_spellings(const char *ws, const char *more)
+{
+    spec_on(ws);
+    launch();
+    struct h_exec *x = runf("cd %s; echo e > .BASHRC && echo PLANTED-bashrc; %s"
+                            "mkdir .GIT && echo PLANTED-git; "
+                            "mkdir .VSCode && echo PLANTED-vscode; "
+                            "echo ok > ReadMe.TXT",
+                            ws, more);
+    ccsb_session_destroy(h.s);
+    h.s = NULL;
+    return x;
+}
+
+/* "name=0|1 " (does dir hold it) for each name planted above, in lower case. */
+static void lower_case_names(const char *dir, char *list, size_t cap)
+{
+    const char *names[] = {".bashrc", ".git", ".vscode", "readme.txt"};
+    list[0] = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char p[4400];
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        size_t used = strlen(list);
+        snprintf(list + used, cap - used, "%s=%d ", names[i], h_exists(p));
+    }
+}
+
+/*
  * A workspace on a file system that ignores case (WSL's drvfs on /mnt/c,
  * a casefolded ext4 directory; here a small FUSE file system). `.BASHRC`
  * is `.bashrc` there, so a rule that compares names byte for byte lets the
@@ -203,38 +243,15 @@ START_TEST(case_insensitive_workspace)
             usleep(50 * 1000);
     }
     ck_assert_msg(mounted, "the FUSE file system did not come up");
-    ccsb_spec_free(spec);
-    ck_assert_int_eq(ccsb_spec_new(&spec), 0);
-    ccsb_spec_set_backend(spec, CCSB_BACKEND_NATIVE);
-    ccsb_spec_add_bind_mount(spec, mnt, NULL, 0);
-    ccsb_spec_set_guest_workdir(spec, mnt);
-    launch();
-    struct h_exec *x = runf("cd %s; echo e > .BASHRC && echo PLANTED-bashrc; "
-                            "echo e > .bashrc. && echo PLANTED-dot; "
-                            "mkdir .GIT && echo PLANTED-git; "
-                            "mkdir .VSCode && echo PLANTED-vscode; "
-                            "echo ok > ReadMe.TXT",
-                            mnt);
-    ccsb_session_destroy(h.s);
-    h.s = NULL;
-    char *list = NULL;
-    size_t len = 0;
-    FILE *ls = open_memstream(&list, &len);
-    ck_assert_ptr_nonnull(ls);
-    const char *names[] = {".bashrc", ".git", ".vscode", "readme.txt"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char p[4400];
-        snprintf(p, sizeof p, "%s/%s", back, names[i]);
-        fprintf(ls, "%s=%d ", names[i], h_exists(p));
-    }
-    fclose(ls);
+    struct h_exec *x = plant_other_spellings(mnt, "echo e > .bashrc. && echo PLANTED-dot; ");
+    char list[256];
+    lower_case_names(back, list, sizeof list);
     kill(fs, SIGTERM);
     waitpid(fs, NULL, 0);
     umount2(mnt, MNT_DETACH);
     ck_assert_msg(strstr(x->out, "PLANTED") == NULL, "created under another spelling: %s",
                   x->out);
     ck_assert_str_eq(list, ".bashrc=0 .git=0 .vscode=0 readme.txt=1 ");
-    free(list);
 }
 END_TEST
 
@@ -271,28 +288,11 @@ START_TEST(casefold_overlay_workspace)
                "(before Linux 6.18)\n");
         return;
     }
-    ccsb_spec_free(spec);
-    ck_assert_int_eq(ccsb_spec_new(&spec), 0);
-    ccsb_spec_set_backend(spec, CCSB_BACKEND_NATIVE);
-    ccsb_spec_add_bind_mount(spec, mnt, NULL, 0);
-    ccsb_spec_set_guest_workdir(spec, mnt);
-    launch();
-    struct h_exec *x = runf("cd %s; echo e > .BASHRC && echo PLANTED-bashrc; "
-                            "mkdir .GIT && echo PLANTED-git; "
-                            "mkdir .VSCode && echo PLANTED-vscode; "
-                            "echo ok > ReadMe.TXT",
-                            mnt);
-    ccsb_session_destroy(h.s);
-    h.s = NULL;
+    struct h_exec *x = plant_other_spellings(mnt, "");
     /* looked up in the casefolded upper layer: any spelling is found */
-    char list[256] = "";
-    const char *names[] = {".bashrc", ".git", ".vscode", "readme.txt"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char p[4400];
-        snprintf(p, sizeof p, "%s/u/%s", cf, names[i]);
-        snprintf(list + strlen(list), sizeof list - strlen(list), "%s=%d ", names[i],
-                 h_exists(p));
-    }
+    char upper[4300], list[256];
+    snprintf(upper, sizeof upper, "%s/u", cf);
+    lower_case_names(upper, list, sizeof list);
     umount2(mnt, MNT_DETACH);
     umount2(cf, MNT_DETACH);
     ck_assert_msg(strstr(x->out, "PLANTED") == NULL, "created under another spelling: %s",

@@ -7,6 +7,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,6 +292,18 @@ static int dfd(const char *root, const char *rel)
     return fd;
 }
 
+/* Runs a shell command (printf-style); the test fails unless it succeeds. */
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh(const char *fmt, ...)
+{
+    char cmd[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    ck_assert_msg(system(cmd) == 0, "%s", cmd);
+}
+
 static int chk(const struct path_rules *pr, const char *root, const char *dir, const char *name)
 {
     int fd = dfd(root, dir);
@@ -320,14 +333,12 @@ START_TEST(path_rules_chain)
     ck_assert_int_eq(chk(&pr, a, ".", ".gitignore"), 0);
     ck_assert_int_eq(chk(&pr, a, ".", "hooks"), 0);
     /* the host makes .git: inside it, only hooks is refused */
-    snprintf(cmd, sizeof cmd, "mkdir -p %s/.git %s/sub/.git", a, a);
-    ck_assert_int_eq(system(cmd), 0);
+    sh("mkdir -p %s/.git %s/sub/.git", a, a);
     ck_assert_int_eq(chk(&pr, a, ".git", "hooks"), 1);
     ck_assert_int_eq(chk(&pr, a, ".git", "HEAD"), 0);
     ck_assert_int_eq(chk(&pr, a, "sub/.git", "hooks"), 0); /* not at the anchor */
     /* a nameless object: refused when it is the protected file itself */
-    snprintf(cmd, sizeof cmd, "touch %s/.bashrc %s/ok", a, a);
-    ck_assert_int_eq(system(cmd), 0);
+    sh("touch %s/.bashrc %s/ok", a, a);
     const char *which = NULL;
     int fd = dfd(a, ".bashrc");
     ck_assert_int_eq(path_rules_check_obj(&pr, fd, &which), 1);
@@ -337,8 +348,7 @@ START_TEST(path_rules_chain)
     ck_assert_int_eq(path_rules_check_obj(&pr, fd, &which), 0);
     close(fd);
     /* ... then hooks: everything at any depth inside it is refused */
-    snprintf(cmd, sizeof cmd, "mkdir -p %s/.git/hooks/d/e", a);
-    ck_assert_int_eq(system(cmd), 0);
+    sh("mkdir -p %s/.git/hooks/d/e", a);
     ck_assert_int_eq(chk(&pr, a, ".git/hooks", "pre-commit"), 1);
     ck_assert_int_eq(chk(&pr, a, ".git/hooks/d/e", "x"), 1);
     ck_assert_int_eq(chk(&pr, a, ".git", "config"), 0);
@@ -354,8 +364,7 @@ START_TEST(path_rules_chain)
     ck_assert_int_eq(path_rules_check_obj(&pr, fd, &which), 1);
     close(fd);
     /* a symlink in the way ends the chain (the path cannot exist through it) */
-    snprintf(cmd, sizeof cmd, "mkdir %s/elsewhere && ln -s elsewhere %s/.config", a, a);
-    ck_assert_int_eq(system(cmd), 0);
+    sh("mkdir %s/elsewhere && ln -s elsewhere %s/.config", a, a);
     ck_assert_int_eq(chk(&pr, a, ".", ".config"), 1);
     ck_assert_int_eq(chk(&pr, a, "elsewhere", "fish"), 0);
     path_rules_clear(&pr);
@@ -367,8 +376,7 @@ START_TEST(path_rules_chain)
     ck_assert_int_eq(path_rules_init(&pr, bad2, 1, err, sizeof err), CCSB_E_POLICY);
     struct guard_path_rule bad3[] = {{a, ""}};
     ck_assert_int_eq(path_rules_init(&pr, bad3, 1, err, sizeof err), CCSB_E_POLICY);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
-    ck_assert_int_eq(system(cmd), 0);
+    sh("rm -rf %s", root);
 }
 END_TEST
 
@@ -382,7 +390,7 @@ START_TEST(path_rules_shared_first_node)
 {
     char root[] = "/tmp/ccsb-pathrules-XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(root));
-    char a[64], cmd[512];
+    char a[64];
     snprintf(a, sizeof a, "%s/ws", root);
     ck_assert_int_eq(mkdir(a, 0755), 0);
     struct guard_path_rule rules[] = {{a, ".git/hooks"},    {a, ".config/fish"},
@@ -394,27 +402,23 @@ START_TEST(path_rules_shared_first_node)
     ck_assert_int_eq(chk(&pr, a, ".", ".git"), 1);
     ck_assert_int_eq(chk(&pr, a, ".", ".config"), 1);
     /* .git missing, .config made by the host: its chains are looked up */
-    snprintf(cmd, sizeof cmd, "mkdir -p %s/.config", a);
-    ck_assert_int_eq(system(cmd), 0);
+    sh("mkdir -p %s/.config", a);
     ck_assert_int_eq(chk(&pr, a, ".config", "fish"), 1);
     ck_assert_int_eq(chk(&pr, a, ".config", "git"), 1);
     ck_assert_int_eq(chk(&pr, a, ".config", "other"), 0);
     /* .git made too: every rule below it counts, not only the first */
-    snprintf(cmd, sizeof cmd, "mkdir -p %s/.git/info", a);
-    ck_assert_int_eq(system(cmd), 0);
+    sh("mkdir -p %s/.git/info", a);
     ck_assert_int_eq(chk(&pr, a, ".git", "hooks"), 1);
     ck_assert_int_eq(chk(&pr, a, ".git", "config"), 1);
     ck_assert_int_eq(chk(&pr, a, ".git/info", "exclude"), 1);
     ck_assert_int_eq(chk(&pr, a, ".git", "HEAD"), 0);
     ck_assert_int_eq(chk(&pr, a, ".config", "git"), 1);
     /* ... and gone again: still refused at the anchor, nothing below */
-    snprintf(cmd, sizeof cmd, "rm -rf %s/.git %s/.config", a, a);
-    ck_assert_int_eq(system(cmd), 0);
+    sh("rm -rf %s/.git %s/.config", a, a);
     ck_assert_int_eq(chk(&pr, a, ".", ".git"), 1);
     ck_assert_int_eq(chk(&pr, a, ".", ".bashrc"), 1);
     path_rules_clear(&pr);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
-    ck_assert_int_eq(system(cmd), 0);
+    sh("rm -rf %s", root);
 }
 END_TEST
 

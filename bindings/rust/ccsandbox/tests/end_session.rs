@@ -49,22 +49,20 @@ fn with_arg(marker: &str) -> BTreeMap<u32, String> {
     out
 }
 
-/// The processes of `procs` still alive after `limit`. A zombie is dead:
-/// reaping an orphan is its new parent's job (on the none backend, the
-/// host's init).
+/// The processes of `procs` alive now. A zombie is dead: reaping an orphan
+/// is its new parent's job (on the none backend, the host's init).
+fn alive(procs: &BTreeMap<u32, String>) -> Vec<u32> {
+    procs
+        .iter()
+        .filter(|(pid, start)| matches!(stat_of(**pid), Some((st, s)) if s == **start && st != "Z"))
+        .map(|(pid, _)| *pid)
+        .collect()
+}
+
+/// The processes of `procs` still alive after `limit`.
 fn still_there(procs: &BTreeMap<u32, String>, limit: Duration) -> Vec<u32> {
-    let deadline = Instant::now() + limit;
-    loop {
-        let left: Vec<u32> = procs
-            .iter()
-            .filter(|(pid, start)| matches!(stat_of(**pid), Some((st, s)) if s == **start && st != "Z"))
-            .map(|(pid, _)| *pid)
-            .collect();
-        if left.is_empty() || Instant::now() >= deadline {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    common::wait_for(limit, || alive(procs).is_empty());
+    alive(procs)
 }
 
 /// A `sleep` argument no other process has (tests run in parallel threads).
@@ -237,10 +235,7 @@ fn without_it_the_session_stays_warm(native: bool) {
         let procs = started_background(&ex, &m.0);
         ex.write_stdin(b"go\n").unwrap();
         assert_eq!(ex.wait_timeout(T).unwrap().exit_code, 6);
-        let deadline = Instant::now() + T;
-        while s.state() != Some(State::Warm) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        common::wait_for(T, || s.state() == Some(State::Warm));
         assert_eq!(s.state(), Some(State::Warm));
         assert_eq!(
             still_there(&procs, Duration::from_millis(200)).len(),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ccsandbox::{sys, Backend, Context, ErrorKind, EventKind, ExecRequest, KillReason, Spec, State};
+use ccsandbox::{sys, Backend, Context, ErrorKind, EventKind, ExecRequest, KillReason, State};
 
 mod common;
 use common::{none_spec, sh};
@@ -183,8 +183,7 @@ fn a_bad_spec_names_the_field_and_launches_nothing() {
 #[test]
 fn microvm_never_falls_back() {
     let ctx = Context::new().unwrap();
-    let mut spec = Spec::new().unwrap();
-    spec.backend(Backend::Microvm).unwrap();
+    let spec = common::spec(Backend::Microvm);
     let e = ctx.launch_exec(&spec, &ExecRequest::new(["true"])).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unavailable);
     assert!(e.message().contains("microvm"), "{}", e);
@@ -206,13 +205,8 @@ fn native_command_runs_sandboxed_with_its_exec_id() {
     let dir = std::env::temp_dir().join(format!("ccsb-rs-le-{}", std::process::id()));
     std::fs::create_dir(&dir).unwrap();
     let d = dir.to_str().unwrap().to_owned();
-    let mut spec = Spec::new().unwrap();
-    spec.backend(Backend::Native)
-        .unwrap()
-        .bind_mount(&d, None, false)
-        .unwrap()
-        .guest_workdir(&d)
-        .unwrap();
+    let mut spec = common::spec(Backend::Native);
+    spec.bind_mount(&d, None, false).unwrap().guest_workdir(&d).unwrap();
     let target = format!("/usr/ccsb-rs-le-denied-{}", std::process::id());
     let req = sh(&format!("pwd; echo x > {}; echo ok > f", target));
     let (s, ex) = match common::native_or_skip(&ctx, "native launch_exec", || ctx.launch_exec(&spec, &req)) {
