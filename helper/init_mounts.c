@@ -94,6 +94,26 @@ static int empty_tmpfs_onto(int target)
     return r;
 }
 
+/*
+ * What a mount goes onto: path reached without following any symlink, and
+ * not a symlink itself (one swapped in since the plan: a read-only bind of
+ * a symlink onto itself protects nothing, writes go through it). Returns
+ * an O_PATH fd or -errno.
+ */
+static int open_target(const char *path)
+{
+    int fd = open_nofollow(path);
+    if (fd < 0)
+        return fd;
+    struct stat st;
+    int r = fstat(fd, &st) < 0 ? -errno : S_ISLNK(st.st_mode) ? -ELOOP : 0;
+    if (r < 0) {
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
 /* 1 when our user namespace owns our mount namespace (bwrap run by uid 0,
  * without --disable-userns), 0 when it is one further down, or -errno. */
 static int own_mount_ns(void)
@@ -136,7 +156,7 @@ int init_apply_mounts(const struct init_mount *m, size_t n, char *err, size_t er
     }
     int devnull = -1;
     for (size_t i = 0; i < n; i++) {
-        int target = open_nofollow(m[i].path);
+        int target = open_target(m[i].path);
         int r = target;
         if (target >= 0) {
             switch (m[i].op) {
