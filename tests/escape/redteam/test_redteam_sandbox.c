@@ -154,6 +154,57 @@ START_TEST(read_secret_created_after_launch)
 }
 END_TEST
 
+/*
+ * Two sessions share the home (parallel agents, one-shot runs). A missing
+ * secret gets a placeholder from the first session to launch; the second
+ * finds it already there and masks it like any existing directory.
+ * Removing a mount point on the host detaches every mount over it in every
+ * other namespace, so whichever session ends first must not remove it
+ * while the other still mounts over it: the one left plants the secret-set
+ * files, and reads a secret the host writes there afterwards. Loop 0: the
+ * maker ends first; loop 1: the one that found it does.
+ */
+START_TEST(placeholder_removed_under_another_session)
+{
+    snap_h = h_snapshot(H);
+    launch();
+    static struct h h2; /* (large: not on the stack) */
+    h_init(&h2);
+    int r = h_launch(&h2, spec);
+    ck_assert_msg(r == 0, "second launch: %s: %s", ccsb_strerror(r), h_errmsg(&h2));
+    struct h *left = _i == 0 ? &h2 : &h;
+    struct h *gone = _i == 0 ? &h : &h2;
+    ccsb_session_destroy(gone->s);
+    gone->s = NULL;
+
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd %s; "
+             "mkdir -p .aws && printf '[default]\\ncredential_process = /bin/sh -c id\\n' > "
+             ".aws/config && echo PLANTED-aws; "
+             "mkdir -p .kube && echo 'users: []' > .kube/config && echo PLANTED-kube; "
+             "mkdir -p .docker && echo '{}' > .docker/config.json && echo PLANTED-docker; "
+             "true",
+             H);
+    struct h_exec *x = h_run(left, cmd);
+    ck_assert_msg(strstr(x->out, "PLANTED") == NULL, "secret-set files were created: %s",
+                  x->out);
+    /* a secret the host writes now stays unreadable inside */
+    char *aws = join(H, ".aws"), *cred = join(H, ".aws/credentials");
+    ck_assert_msg(mkdir(aws, 0700) == 0 || errno == EEXIST, "mkdir %s: %s", aws, strerror(errno));
+    h_write(cred, "aws_secret_access_key = LATE-AWS-SECRET\n");
+    x = h_run(left, "cat ~/.aws/credentials 2>&1");
+    ck_assert_msg(strstr(x->out, "LATE-AWS-SECRET") == NULL,
+                  "a secret written on the host is readable inside: %s", x->out);
+    ck_assert_int_eq(unlink(cred), 0);
+    free(aws);
+    free(cred);
+    h_done(&h2);
+    /* and the last one out removed every placeholder */
+    assert_home_unchanged();
+}
+END_TEST
+
 /* ---- /proc/sys ------------------------------------------------------------------ */
 
 /*
@@ -379,6 +430,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, plant_missing_secret_files);
     tcase_add_test(tc, read_secret_created_after_launch);
+    tcase_add_loop_test(tc, placeholder_removed_under_another_session, 0, 2);
     tcase_add_test(tc, host_sysctls_writable);
     tcase_add_test(tc, read_host_session_keyring);
     tcase_add_test(tc, take_over_init);
