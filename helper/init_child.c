@@ -226,27 +226,6 @@ void exec_child_run(const struct exec_child *c)
     run_command(c, load_guard(c->guard));
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    return *(const int *)a - *(const int *)b;
-}
-
-/* Closes every fd above 2 but the n in keep (-1 entries ignored). */
-static void close_all_but(int *keep, size_t n)
-{
-    qsort(keep, n, sizeof *keep, cmp_int);
-    unsigned from = 3;
-    for (size_t i = 0; i < n; i++) {
-        if (keep[i] < (int)from)
-            continue;
-        if ((unsigned)keep[i] > from && close_range(from, (unsigned)keep[i] - 1, 0) < 0)
-            die(126, "close_range", NULL, errno);
-        from = (unsigned)keep[i] + 1;
-    }
-    if (close_range(from, ~0u, 0) < 0)
-        die(126, "close_range", NULL, errno);
-}
-
 void exec_spare_run(const struct init_guard *g, const struct init_opts *opts, int sock)
 {
     clean_slate();
@@ -254,7 +233,8 @@ void exec_spare_run(const struct init_guard *g, const struct init_opts *opts, in
     /* Waiting here for a while: hold nothing of ccsb-init's but the control
      * socket (for the listener) and our own socket to it. */
     int keep[3] = {INIT_CTRL_FD, sock, lfd};
-    close_all_but(keep, 3);
+    if (close_fds_except(keep, 3) < 0)
+        die(126, "close_range", NULL, errno);
 
     struct init_msg m;
     int fds[INIT_MAX_FDS];

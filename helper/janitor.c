@@ -309,27 +309,6 @@ static pid_t start_bwrap(const struct janitor *j)
     _exit(127);
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    return *(const int *)a - *(const int *)b;
-}
-
-/* Closes every fd above 2 except those in keep[]. */
-static int close_others(int *keep, size_t n)
-{
-    qsort(keep, n, sizeof keep[0], cmp_int);
-    unsigned from = 3;
-    for (size_t i = 0; i < n; i++) {
-        if (keep[i] < 0)
-            continue;
-        if ((unsigned)keep[i] > from && close_range(from, (unsigned)keep[i] - 1, 0) < 0)
-            return -1;
-        if ((unsigned)keep[i] + 1 > from)
-            from = (unsigned)keep[i] + 1;
-    }
-    return close_range(from, ~0u, 0);
-}
-
 int janitor_main(int argc, char **argv)
 {
     struct janitor j;
@@ -377,7 +356,7 @@ int janitor_main(int argc, char **argv)
     /* The host's fds for bwrap (control socket, args) must not be held here. */
     int keep[3] = {watch, sfd, pidfd};
     struct sandbox sb = {.pidfd = pidfd};
-    if (close_others(keep, 3) < 0) {
+    if (close_fds_except(keep, 3) < 0) {
         fprintf(stderr, "ccsb-init janitor: close_range: %s\n", strerror(errno));
         kill_sandbox(&sb);
     }
