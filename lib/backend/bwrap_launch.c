@@ -307,7 +307,7 @@ static int end_child(pid_t *pid, int pidfd, int timeout_ms)
 static void remove_placeholders(struct bwrap_session *bs)
 {
     for (size_t i = bs->nph; i-- > 0;)
-        placeholder_remove(&bs->ph[i]);
+        (void)placeholder_remove(&bs->ph[i]); /* (one still held is its other user's) */
 }
 
 static void free_placeholders(struct bwrap_session *bs)

@@ -105,23 +105,25 @@ int placeholder_adopt_in(int dfd, const char *name, struct placeholder *p)
     return r;
 }
 
-void placeholder_remove(const struct placeholder *p)
+int placeholder_remove(const struct placeholder *p)
 {
     if (!p->dev && !p->ino)
-        return;
+        return 0;
     const char *name;
     int dfd = placeholder_parent(p->path, &name);
     if (dfd < 0)
-        return;
+        return 0;
     /* Another session's sandbox may have found it and mounted over it
      * (its ccsb-init holds a shared lock on it for the sandbox's life):
      * removing it would detach that mount there. Left in place then; one
      * that cannot be opened or locked is left too. */
     int fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
     struct stat st;
-    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == p->dev && st.st_ino == p->ino &&
-        flock(fd, LOCK_EX | LOCK_NB) == 0) {
-        if (p->is_dir)
+    int r = 0;
+    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == p->dev && st.st_ino == p->ino) {
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+            r = errno == EWOULDBLOCK ? -EWOULDBLOCK : 0;
+        else if (p->is_dir)
             unlinkat(dfd, name, AT_REMOVEDIR); /* fails if no longer empty: then it stays */
         else if (S_ISREG(st.st_mode) && st.st_size == 0)
             unlinkat(dfd, name, 0);
@@ -129,4 +131,5 @@ void placeholder_remove(const struct placeholder *p)
     if (fd >= 0)
         close(fd); /* (and the lock with it, once the name is gone) */
     close(dfd);
+    return r;
 }

@@ -41,7 +41,8 @@ int placeholder_create_in(int dfd, const char *name, struct placeholder *p);
 int placeholder_adopt_in(int dfd, const char *name, struct placeholder *p);
 
 /* Removes it if it is still the empty thing we created or adopted, and no
- * sandbox holds it (ccsb-init locks what it mounts over). */
-void placeholder_remove(const struct placeholder *p);
+ * sandbox holds it (ccsb-init locks what it mounts over). Returns
+ * -EWOULDBLOCK when one does (it is left), else 0. */
+int placeholder_remove(const struct placeholder *p);
 
 #endif
