@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "linux_api.h"
 
 int parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
@@ -17,6 +20,25 @@ int parse_u64(const char *s, uint64_t max, uint64_t *out)
         return -1;
     *out = v;
     return 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+int close_fds_except(int *keep, size_t n)
+{
+    qsort(keep, n, sizeof *keep, cmp_int);
+    unsigned from = 3;
+    for (size_t i = 0; i < n; i++) {
+        if (keep[i] < (int)from)
+            continue;
+        if ((unsigned)keep[i] > from && close_range(from, (unsigned)keep[i] - 1, 0) < 0)
+            return -1;
+        from = (unsigned)keep[i] + 1;
+    }
+    return close_range(from, ~0u, 0);
 }
 
 int main(int argc, char **argv)

@@ -51,6 +51,9 @@ int connect_main(int argc, char **argv);
 
 /* Parses a decimal number in [0, max]. Returns 0 or -1. */
 int parse_u64(const char *s, uint64_t max, uint64_t *out);
+/* Closes every fd above 2 but the n in keep (sorted in place; -1 entries
+ * ignored). Returns 0 or -1 with errno. */
+int close_fds_except(int *keep, size_t n);
 
 /*
  * The child side of an exec, after fork: becomes a session leader, takes

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -23,8 +24,6 @@
 #include <unistd.h>
 
 #include "linux_api.h"
-
-extern char **environ;
 
 __attribute__((noreturn)) static void die(int code, const char *what, const char *arg, int err)
 {
@@ -134,6 +133,66 @@ static int gate_open(int fd)
     return n == 1;
 }
 
+/*
+ * execvp as POSIX has it, the same whichever C library ccsb-init is built
+ * with: the command's own PATH (unset: the library's default, as in the
+ * none backend), and a file the kernel will not execute (ENOEXEC: a script
+ * without "#!") run by /bin/sh, which musl's execvp does not do. Returns
+ * only on failure, with errno set.
+ */
+static void exec_command(char *const *argv, char *const *envp)
+{
+    const char *file = argv[0];
+    if (!*file) {
+        errno = ENOENT;
+        return;
+    }
+    const char *path = NULL;
+    for (char *const *e = envp; *e && !path; e++)
+        if (strncmp(*e, "PATH=", 5) == 0)
+            path = *e + 5;
+    if (strchr(file, '/'))
+        path = "";
+    else if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    int seen_eacces = 0;
+    for (const char *p = path;; p++) {
+        const char *end = strchrnul(p, ':');
+        char full[PATH_MAX];
+        /* (an empty entry is the working directory; a name with a slash
+         * has the one empty entry) */
+        int n = end == p ? snprintf(full, sizeof full, "%s", file)
+                         : snprintf(full, sizeof full, "%.*s/%s", (int)(end - p), p, file);
+        if (n < 0 || (size_t)n >= sizeof full) {
+            errno = ENAMETOOLONG;
+        } else {
+            execve(full, argv, envp);
+            if (errno == ENOEXEC) {
+                size_t argc = 0;
+                while (argv[argc])
+                    argc++;
+                char **sh = calloc(argc + 2, sizeof *sh);
+                if (!sh)
+                    return;
+                sh[0] = "/bin/sh";
+                sh[1] = full;
+                memcpy(sh + 2, argv + 1, argc * sizeof *sh); /* (its NULL too) */
+                execve("/bin/sh", sh, envp);
+                free(sh);
+                return;
+            }
+        }
+        if (errno == EACCES)
+            seen_eacces = 1;
+        else if (errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG)
+            return;
+        if (!*end)
+            break;
+        p = end;
+    }
+    errno = seen_eacces ? EACCES : ENOENT;
+}
+
 /* The rest of the way to the command, once it is known. */
 __attribute__((noreturn)) static void run_command(const struct exec_child *c, int lfd)
 {
@@ -156,9 +215,7 @@ __attribute__((noreturn)) static void run_command(const struct exec_child *c, in
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         die(126, "prctl(PR_SET_NO_NEW_PRIVS)", NULL, errno);
 
-    /* execvp searches the PATH of environ, which must be the command's. */
-    environ = c->data->envp;
-    execvp(c->data->argv[0], c->data->argv);
+    exec_command(c->data->argv, c->data->envp);
     int e = errno;
     die(e == ENOENT ? 127 : 126, "cannot run", c->data->argv[0], e);
 }
@@ -169,27 +226,6 @@ void exec_child_run(const struct exec_child *c)
     run_command(c, load_guard(c->guard));
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    return *(const int *)a - *(const int *)b;
-}
-
-/* Closes every fd above 2 but the n in keep (-1 entries ignored). */
-static void close_all_but(int *keep, size_t n)
-{
-    qsort(keep, n, sizeof *keep, cmp_int);
-    unsigned from = 3;
-    for (size_t i = 0; i < n; i++) {
-        if (keep[i] < (int)from)
-            continue;
-        if ((unsigned)keep[i] > from && close_range(from, (unsigned)keep[i] - 1, 0) < 0)
-            die(126, "close_range", NULL, errno);
-        from = (unsigned)keep[i] + 1;
-    }
-    if (close_range(from, ~0u, 0) < 0)
-        die(126, "close_range", NULL, errno);
-}
-
 void exec_spare_run(const struct init_guard *g, const struct init_opts *opts, int sock)
 {
     clean_slate();
@@ -197,7 +233,8 @@ void exec_spare_run(const struct init_guard *g, const struct init_opts *opts, in
     /* Waiting here for a while: hold nothing of ccsb-init's but the control
      * socket (for the listener) and our own socket to it. */
     int keep[3] = {INIT_CTRL_FD, sock, lfd};
-    close_all_but(keep, 3);
+    if (close_fds_except(keep, 3) < 0)
+        die(126, "close_range", NULL, errno);
 
     struct init_msg m;
     int fds[INIT_MAX_FDS];

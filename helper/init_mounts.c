@@ -10,7 +10,9 @@
  *
  * Every path is reached without following symlinks (openat2
  * RESOLVE_NO_SYMLINKS) and mounted with the new mount API, so nothing a
- * sandbox could have planted redirects a mount. Then nested user
+ * sandbox could have planted redirects a mount; one that could be another
+ * session's placeholder is held (a shared flock) for the sandbox's life,
+ * so that session does not remove it from under our mount. Then nested user
  * namespaces are forbidden (init_lock_userns), every capability is dropped
  * for good (bounding set, ambient, permitted, effective, inheritable) and
  * both are verified. Any failure ends the launch.
@@ -25,11 +27,13 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "linux_api.h"
@@ -94,6 +98,62 @@ static int empty_tmpfs_onto(int target)
     return r;
 }
 
+/*
+ * Another session's launch may have made this node as its placeholder (an
+ * empty file or directory), and removes it when that session ends; removing
+ * a mount point on the host detaches every mount over it, ours too. So a
+ * shared lock is held on anything that could be one, for as long as we
+ * live (the fd is never closed): the remover takes the lock exclusively
+ * first and leaves the node alone while anyone holds it (placeholder.c).
+ * If it got there first, the node is gone and mounting over it fails.
+ */
+static int hold_if_placeholder(int target, const struct stat *st)
+{
+    if (!(S_ISREG(st->st_mode) && st->st_size == 0) &&
+        !(S_ISDIR(st->st_mode) && st->st_nlink <= 2))
+        return 0;
+    /* O_PATH cannot be locked: the same inode again, readable. */
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", target);
+    int fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == EACCES ? 0 : -errno; /* not ours to read: not a placeholder */
+    for (int tries = 0;; tries++) {
+        if (flock(fd, LOCK_SH | LOCK_NB) == 0)
+            return 0;
+        /* exclusive only while a remover unlinks it: a moment */
+        if (errno != EWOULDBLOCK || tries == 200) {
+            int e = errno;
+            close(fd);
+            return -e;
+        }
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+}
+
+/*
+ * What a mount goes onto: path reached without following any symlink, and
+ * not a symlink itself (one swapped in since the plan: a read-only bind of
+ * a symlink onto itself protects nothing, writes go through it). Returns
+ * an O_PATH fd or -errno.
+ */
+static int open_target(const char *path)
+{
+    int fd = open_nofollow(path);
+    if (fd < 0)
+        return fd;
+    struct stat st;
+    int r = fstat(fd, &st) < 0     ? -errno
+            : S_ISLNK(st.st_mode) ? -ELOOP
+                                  : hold_if_placeholder(fd, &st);
+    if (r < 0) {
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
 /* 1 when our user namespace owns our mount namespace (bwrap run by uid 0,
  * without --disable-userns), 0 when it is one further down, or -errno. */
 static int own_mount_ns(void)
@@ -136,7 +196,7 @@ int init_apply_mounts(const struct init_mount *m, size_t n, char *err, size_t er
     }
     int devnull = -1;
     for (size_t i = 0; i < n; i++) {
-        int target = open_nofollow(m[i].path);
+        int target = open_target(m[i].path);
         int r = target;
         if (target >= 0) {
             switch (m[i].op) {

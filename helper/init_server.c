@@ -117,9 +117,11 @@ static int open_pty(unsigned rows, unsigned cols, char *name, size_t namelen)
     if (m < 0)
         return -errno;
     struct winsize ws = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
-    if (grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, name, namelen) != 0 ||
-        (rows && cols && ioctl(m, TIOCSWINSZ, &ws) < 0)) {
-        int e = errno ? errno : EIO;
+    /* (ptsname_r returns its error: musl's leaves errno alone) */
+    int e = grantpt(m) < 0 || unlockpt(m) < 0 ? errno : ptsname_r(m, name, namelen);
+    if (!e && rows && cols && ioctl(m, TIOCSWINSZ, &ws) < 0)
+        e = errno;
+    if (e) {
         close(m);
         return -e;
     }

@@ -60,8 +60,12 @@ struct janitor {
  * Removes what the launch left. Placeholders only when the sandbox is known
  * to be gone (sandbox_gone): unlinking a mount point on the host while a
  * sandbox still runs detaches the read-only mount over it in there.
+ * grace_ms: how long one a sandbox still holds is tried again, for when
+ * its PID 1 could not be watched (bwrap was killed with the host, and
+ * ccsb-init, which holds them, dies a moment after it); a placeholder held
+ * longer is another session's too, and that session removes it.
  */
-static void cleanup(struct janitor *j, int sandbox_gone)
+static void cleanup(struct janitor *j, int sandbox_gone, int grace_ms)
 {
     /* Cgroups first: an empty cgroup also says every sandbox process has
      * exited, not just bwrap. A reaped task leaves its cgroup a moment
@@ -72,11 +76,21 @@ static void cleanup(struct janitor *j, int sandbox_gone)
             nanosleep(&ts, NULL);
         }
     /* Deepest first, in case one placeholder sits inside another. */
-    for (size_t i = j->nph; i-- > 0;) {
-        if (sandbox_gone)
-            placeholder_remove(&j->ph[i]);
-        free((char *)j->ph[i].path);
+    for (int waited = 0, held = 1; sandbox_gone && held; waited += 10) {
+        held = 0;
+        for (size_t i = j->nph; i-- > 0;)
+            if (placeholder_remove(&j->ph[i]) == -EWOULDBLOCK)
+                held = 1;
+            else
+                j->ph[i].dev = j->ph[i].ino = 0; /* done with */
+        if (held && waited >= grace_ms)
+            break;
+        struct timespec ts = {0, 10000000};
+        if (held)
+            nanosleep(&ts, NULL);
     }
+    for (size_t i = 0; i < j->nph; i++)
+        free((char *)j->ph[i].path);
     free(j->ph);
     j->ph = NULL;
     j->nph = 0;
@@ -176,7 +190,8 @@ static void kill_sandbox(struct sandbox *sb)
 {
     if (sb->killed)
         return;
-    take_inits(sb);
+    if (!sb->ninit)
+        take_inits(sb);
     pidfd_send_signal(sb->pidfd, SIGKILL, NULL, 0);
     for (size_t i = 0; i < sb->ninit; i++)
         pidfd_send_signal(sb->init[i], SIGKILL, NULL, 0);
@@ -309,27 +324,6 @@ static pid_t start_bwrap(const struct janitor *j)
     _exit(127);
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    return *(const int *)a - *(const int *)b;
-}
-
-/* Closes every fd above 2 except those in keep[]. */
-static int close_others(int *keep, size_t n)
-{
-    qsort(keep, n, sizeof keep[0], cmp_int);
-    unsigned from = 3;
-    for (size_t i = 0; i < n; i++) {
-        if (keep[i] < 0)
-            continue;
-        if ((unsigned)keep[i] > from && close_range(from, (unsigned)keep[i] - 1, 0) < 0)
-            return -1;
-        if ((unsigned)keep[i] + 1 > from)
-            from = (unsigned)keep[i] + 1;
-    }
-    return close_range(from, ~0u, 0);
-}
-
 int janitor_main(int argc, char **argv)
 {
     struct janitor j;
@@ -363,21 +357,21 @@ int janitor_main(int argc, char **argv)
         child = start_bwrap(&j);
         if (child < 0) {
             fprintf(stderr, "ccsb-init janitor: fork: %s\n", strerror(errno));
-            cleanup(&j, 1);
+            cleanup(&j, 1, 0);
             return 2;
         }
         pidfd = pidfd_open(child, 0);
         if (pidfd < 0) {
             kill(child, SIGKILL);
             waitpid(child, NULL, 0);
-            cleanup(&j, 1);
+            cleanup(&j, 1, 0);
             return 2;
         }
     }
     /* The host's fds for bwrap (control socket, args) must not be held here. */
     int keep[3] = {watch, sfd, pidfd};
     struct sandbox sb = {.pidfd = pidfd};
-    if (close_others(keep, 3) < 0) {
+    if (close_fds_except(keep, 3) < 0) {
         fprintf(stderr, "ccsb-init janitor: close_range: %s\n", strerror(errno));
         kill_sandbox(&sb);
     }
@@ -401,6 +395,10 @@ int janitor_main(int argc, char **argv)
                 if (si.ssi_signo != SIGCHLD)
                     end = 1;
         }
+        /* PID 1 is watched from the start where possible: bwrap may die
+         * first (with the host), and its list of children with it. */
+        if (!sb.ninit && !sb.killed)
+            take_inits(&sb);
         if (end)
             kill_sandbox(&sb);
         if (p[2].revents & POLLIN) {
@@ -415,7 +413,7 @@ int janitor_main(int argc, char **argv)
     if (child > 0)
         while (waitpid(child, &status, 0) < 0 && errno == EINTR)
             ;
-    cleanup(&j, gone);
+    cleanup(&j, gone, sb.ninit ? 0 : 1000);
     if (child <= 0)
         return 0;
     if (WIFEXITED(status))

@@ -431,7 +431,17 @@ static int add_entry(struct builder *b, struct entry **v, size_t *n, const char 
         return NOMEM(b);
     }
     (*n)++;
-    return 0;
+    /* Mounted over on the host's file system: it may be another session's
+     * placeholder (checked at launch). */
+    const struct vmount *m = effective(b, guest);
+    if (!m || !m->writable || !m->host)
+        return 0;
+    char *h = host_of(b, guest);
+    if (h && strv_contains(&b->out->ph_found, h)) {
+        free(h);
+        return 0;
+    }
+    return strv_push_owned(&b->out->ph_found, h) < 0 ? NOMEM(b) : 0;
 }
 
 static int fail_unknown(struct builder *b, const char *what, const char *path,
@@ -910,6 +920,7 @@ void bwrap_plan_clear(struct bwrap_plan *plan)
     strv_clear(&plan->argv);
     strv_clear(&plan->ph_files);
     strv_clear(&plan->ph_dirs);
+    strv_clear(&plan->ph_found);
     strv_clear(&plan->guard_anchors);
     strv_clear(&plan->guard_rests);
     strv_clear(&plan->notes);

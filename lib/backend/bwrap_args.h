@@ -62,6 +62,10 @@ struct bwrap_plan {
     size_t cmd_at;            /* index of the "--" before the command */
     struct strv ph_files;     /* host paths of placeholder files to create */
     struct strv ph_dirs;      /* host paths of placeholder directories */
+    /* Host paths of existing nodes ccsb-init mounts over in writable roots:
+     * one may be another session's placeholder, to be adopted (see
+     * placeholder_adopt). */
+    struct strv ph_found;
     /* Missing protected paths the seccomp guard holds instead (have_guard):
      * pairs of host anchor directory and the missing rest below it. */
     struct strv guard_anchors;

@@ -307,7 +307,7 @@ static int end_child(pid_t *pid, int pidfd, int timeout_ms)
 static void remove_placeholders(struct bwrap_session *bs)
 {
     for (size_t i = bs->nph; i-- > 0;)
-        placeholder_remove(&bs->ph[i]);
+        (void)placeholder_remove(&bs->ph[i]); /* (one still held is its other user's) */
 }
 
 static void free_placeholders(struct bwrap_session *bs)
@@ -353,22 +353,102 @@ void bwrap_teardown(struct bwrap_session *bs)
     close_fd(&bs->gate);
 }
 
-/*
- * Makes the plan's placeholder mount points, telling the janitor about each
- * right after it exists (so a host killed now still gets them removed),
- * then tells ccsb-init to go on mounting. Runs while bwrap is starting.
- */
-static int create_placeholders(struct bwrap_session *bs, const struct bwrap_plan *plan,
-                               char *err, size_t errlen)
+/* The parent of path, opened once for a run of paths below the same
+ * directory (most share the writable root); *name is the last component. */
+struct ph_parent {
+    char path[4096];
+    int fd;
+};
+
+static int ph_parent_of(struct ph_parent *pp, const char *path, const char **name)
 {
-    size_t n = plan->ph_dirs.n + plan->ph_files.n;
+    const char *slash = strrchr(path, '/');
+    size_t plen = slash ? (size_t)(slash - path) : 0;
+    if (pp->fd >= 0 && plen == strlen(pp->path) && strncmp(pp->path, path, plen) == 0) {
+        *name = slash + 1;
+        return pp->fd;
+    }
+    if (pp->fd >= 0)
+        close(pp->fd);
+    pp->path[0] = '\0';
+    pp->fd = placeholder_parent(path, name);
+    if (pp->fd < 0)
+        return pp->fd;
+    if (plen >= sizeof pp->path) {
+        close(pp->fd);
+        pp->fd = -1;
+        return -ENAMETOOLONG;
+    }
+    memcpy(pp->path, path, plen);
+    pp->path[plen] = '\0';
+    return pp->fd;
+}
+
+/* One record for the janitor: it removes p if the host dies first. */
+static int tell_janitor(struct bwrap_session *bs, const struct placeholder *p, char *err,
+                        size_t errlen)
+{
+    if (bs->watch_w < 0)
+        return 0;
+    char *rec = NULL;
+    int len = asprintf(&rec, "%c %llu %llu %s", p->is_dir ? 'D' : 'F',
+                       (unsigned long long)p->dev, (unsigned long long)p->ino, p->path);
+    int r = len < 0 || write_all(bs->watch_w, rec, (size_t)len + 1) < 0
+                ? errf(err, errlen, CCSB_E_IO, "cannot reach the janitor: %s", strerror(errno))
+                : 0;
+    free(rec);
+    return r;
+}
+
+/*
+ * Placeholders another session made, found where this sandbox mounts: they
+ * become ours to remove as well (whoever is last removes them; until then
+ * each sandbox's ccsb-init holds them). Not finding out (an error) leaves
+ * such a placeholder to its maker, and on the host if we outlive it.
+ */
+static int adopt_placeholders(struct bwrap_session *bs, const struct bwrap_plan *plan,
+                              char *err, size_t errlen)
+{
+    size_t n = plan->ph_found.n + plan->ph_dirs.n + plan->ph_files.n;
     if (!n)
         return 0;
     bs->ph = calloc(n, sizeof *bs->ph);
     if (!bs->ph)
         return errf(err, errlen, CCSB_E_NOMEM, "out of memory");
-    char parent[4096] = "";
-    int dfd = -1, r = 0;
+    struct ph_parent pp = {.fd = -1};
+    for (size_t i = 0; i < plan->ph_found.n; i++) {
+        const char *path = plan->ph_found.v[i], *name;
+        struct placeholder *p = &bs->ph[bs->nph];
+        if (strv_contains(&plan->ph_dirs, path) || strv_contains(&plan->ph_files, path) ||
+            ph_parent_of(&pp, path, &name) < 0 || placeholder_adopt_in(pp.fd, name, p) <= 0)
+            continue;
+        if (!(p->path = strdup(path))) {
+            p->dev = p->ino = 0;
+            continue;
+        }
+        bs->nph++;
+    }
+    if (pp.fd >= 0)
+        close(pp.fd);
+    return 0;
+}
+
+/*
+ * Makes the plan's placeholder mount points, telling the janitor about each
+ * right after it exists (so a host killed now still gets them removed), and
+ * about those adopted, then tells ccsb-init to go on mounting. Runs while
+ * bwrap is starting; after adopt_placeholders.
+ */
+static int create_placeholders(struct bwrap_session *bs, const struct bwrap_plan *plan,
+                               char *err, size_t errlen)
+{
+    int r = 0;
+    for (size_t i = 0; i < bs->nph && !r; i++)
+        r = tell_janitor(bs, &bs->ph[i], err, errlen);
+    size_t n = plan->ph_dirs.n + plan->ph_files.n;
+    if (r || !n)
+        return r;
+    struct ph_parent pp = {.fd = -1};
     for (size_t i = 0; i < n && !r; i++) {
         int dir = i < plan->ph_dirs.n;
         const char *path = dir ? plan->ph_dirs.v[i] : plan->ph_files.v[i - plan->ph_dirs.n];
@@ -380,43 +460,21 @@ static int create_placeholders(struct bwrap_session *bs, const struct bwrap_plan
             break;
         }
         bs->nph++;
-        /* most share one parent (the writable root): open it once */
-        const char *name = strrchr(path, '/');
-        size_t plen = name ? (size_t)(name - path) : 0;
-        if (dfd < 0 || plen != strlen(parent) || strncmp(parent, path, plen) != 0) {
-            if (dfd >= 0)
-                close(dfd);
-            dfd = placeholder_parent(path, &name);
-            if (dfd < 0 || plen >= sizeof parent) {
-                r = errf(err, errlen, CCSB_E_IO,
-                         "cannot create the placeholder %s for a protected path: %s", path,
-                         strerror(dfd < 0 ? -dfd : ENAMETOOLONG));
-                break;
-            }
-            memcpy(parent, path, plen);
-            parent[plen] = '\0';
-        } else {
-            name++;
-        }
-        int c = placeholder_create_in(dfd, name, p);
-        if (c < 0) {
+        const char *name;
+        int dfd = ph_parent_of(&pp, path, &name);
+        int c = dfd < 0 ? dfd : placeholder_create_in(dfd, name, p);
+        /* there since the plan: another launch's, perhaps */
+        if (c == 0)
+            c = placeholder_adopt_in(dfd, name, p);
+        if (c < 0)
             r = errf(err, errlen, CCSB_E_IO,
                      "cannot create the placeholder %s for a protected path: %s", path,
                      strerror(-c));
-            break;
-        }
-        if (c > 0 && bs->watch_w >= 0) {
-            char *rec = NULL;
-            int len = asprintf(&rec, "%c %llu %llu %s", dir ? 'D' : 'F',
-                               (unsigned long long)p->dev, (unsigned long long)p->ino, path);
-            if (len < 0 || write_all(bs->watch_w, rec, (size_t)len + 1) < 0)
-                r = errf(err, errlen, CCSB_E_IO, "cannot reach the janitor: %s",
-                         strerror(errno));
-            free(rec);
-        }
+        else if (c > 0)
+            r = tell_janitor(bs, p, err, errlen);
     }
-    if (dfd >= 0)
-        close(dfd);
+    if (pp.fd >= 0)
+        close(pp.fd);
     if (r)
         return r;
     struct init_msg go;
@@ -772,8 +830,11 @@ int bwrap_start(struct ccsb_session *s, struct bwrap_session *bs, char *err, siz
     }
     close(setup);
 
-    /* A janitor must exist before the first placeholder does. */
-    if (!bs->cg.ndirs && (plan.ph_dirs.n || plan.ph_files.n) &&
+    if ((r = adopt_placeholders(bs, &plan, err, errlen)) < 0)
+        goto fail;
+    /* A janitor must exist before the first placeholder does (or one
+     * adopted is ours to remove). */
+    if (!bs->cg.ndirs && (plan.ph_dirs.n || plan.ph_files.n || bs->nph) &&
         (r = spawn_janitor(bs, err, errlen)) < 0)
         goto fail;
     close_fd(&bs->err_w); /* bwrap's pipe ends when bwrap and ccsb-init do */

@@ -32,7 +32,17 @@ int placeholder_parent(const char *path, const char **name);
 /* placeholder_create with the parent already open. */
 int placeholder_create_in(int dfd, const char *name, struct placeholder *p);
 
-/* Removes it if it is still the empty thing we created. */
-void placeholder_remove(const struct placeholder *p);
+/*
+ * Another launch's placeholder found at name in dfd (an empty file or
+ * directory carrying its mark): a session that mounts over it takes part in
+ * removing it, the last one out removes it. Returns 1 with p's identity and
+ * kind filled in, 0 when it is not one (or not there), or -errno.
+ */
+int placeholder_adopt_in(int dfd, const char *name, struct placeholder *p);
+
+/* Removes it if it is still the empty thing we created or adopted, and no
+ * sandbox holds it (ccsb-init locks what it mounts over). Returns
+ * -EWOULDBLOCK when one does (it is left), else 0. */
+int placeholder_remove(const struct placeholder *p);
 
 #endif

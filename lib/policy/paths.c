@@ -68,9 +68,11 @@ int path_kind(const struct policy_host *h, const char *path)
     return S_ISDIR(st.st_mode) ? 1 : 0;
 }
 
-/* The target of a symlink, or NULL (not a link, unreadable, too long). */
+/* The target of a symlink, or NULL (not a link, unreadable, too long)
+ * with errno ENOMEM when memory ran out (then it may well be one). */
 static char *read_link(const struct policy_host *h, const char *path)
 {
+    errno = 0;
     mode_t mode;
     if (h->memo) {
         if (rpmemo_lstat(h->memo, path, &mode) < 0) /* (a missing path: asked already) */
@@ -139,6 +141,12 @@ static char *resolve_missing(const struct policy_host *h, const char *path, int 
         char *step = c ? path_join(ra, c) : NULL;
         free(c);
         char *target = step ? read_link(h, step) : NULL;
+        /* out of memory is not "no link": the link would go unfollowed */
+        if (!target && (!step || errno == ENOMEM)) {
+            free(step);
+            free(ra);
+            return NULL;
+        }
         if (target) {
             char *base = target[0] == '/' ? strdup(target) : path_join(ra, target);
             char *next = base ? path_join(base, end ? end : "") : NULL;

@@ -283,6 +283,37 @@ START_TEST(environment)
 }
 END_TEST
 
+/* A command is looked up as POSIX execvp does it, whichever C library
+ * ccsb-init was built with: along the command's own PATH, and a file
+ * without "#!" is run by /bin/sh (musl's execvp fails it with ENOEXEC). */
+START_TEST(command_lookup_like_execvp)
+{
+    char *script = path_in(ws, "noshebang");
+    h_write(script, "echo ran \"$1\"\n");
+    ck_assert_int_eq(chmod(script, 0755), 0);
+    launch();
+    const char *direct[] = {"./noshebang", "a b"};
+    const char *by_path[] = {"noshebang", "c"};
+    for (int i = 0; i < 2; i++) {
+        ccsb_exec_req *req;
+        ck_assert_int_eq(ccsb_exec_req_new(&req), 0);
+        ck_assert_int_eq(ccsb_exec_req_set_argv(req, i ? by_path : direct, 2), 0);
+        if (i) {
+            char path[4200];
+            snprintf(path, sizeof path, "/nonexistent:%s:/usr/bin:/bin", ws);
+            ck_assert_int_eq(ccsb_exec_req_set_env(req, "PATH", path), 0);
+        }
+        uint64_t id = h_start_req(&h, req);
+        ccsb_exec_req_free(req);
+        ck_assert_int_eq(h_wait(&h, id, 10000), 0);
+        struct h_exec *x = h_exec(&h, id);
+        ck_assert_msg(x->code == 0, "exit %d: %s", x->code, x->err);
+        ck_assert_str_eq(x->out, i ? "ran c\n" : "ran a b\n");
+    }
+    free(script);
+}
+END_TEST
+
 START_TEST(home_not_visible_unless_bound)
 {
     char *home = h_tmpdir("home");
@@ -1101,6 +1132,7 @@ static Suite *suite(void)
     tcase_add_test(tc, kill_and_timeout);
     tcase_add_test(tc, kill_right_after_start);
     tcase_add_test(tc, environment);
+    tcase_add_test(tc, command_lookup_like_execvp);
     tcase_add_test(tc, home_not_visible_unless_bound);
     tcase_add_test(tc, only_sandbox_processes);
     tcase_add_test(tc, pids_limit);

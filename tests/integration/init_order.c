@@ -52,8 +52,9 @@ static const char *find_bwrap(void)
 }
 
 /* bwrap with the host's / read-only, dir writable, ccsb-init as PID 1
- * waiting for its SETUP. */
-static struct sb start(void)
+ * waiting for its SETUP; mount_caps: with the capabilities it needs for
+ * its own mounts (as the library grants them). */
+static struct sb start_with(int mount_caps)
 {
     int sp[2];
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
@@ -64,14 +65,29 @@ static struct sb start(void)
     if (pid == 0) {
         if (dup2(sp[1], INIT_CTRL_FD) < 0)
             _exit(120);
-        execl(bwrap, bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/",
-              "--as-pid-1", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run", "--ro-bind", helper,
-              INIT_GUEST_PATH, "--bind", dir, dir, "--", INIT_GUEST_PATH, "init", "--setup",
-              (char *)NULL);
+        const char *argv[40] = {bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/",
+                                "/", "--as-pid-1", "--dev", "/dev", "--proc", "/proc", "--tmpfs",
+                                "/run", "--ro-bind", helper, INIT_GUEST_PATH, "--bind", dir, dir};
+        size_t n = 19;
+        static const char *const caps[] = {"--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN",
+                                           "--cap-add", "CAP_SETPCAP"};
+        for (size_t i = 0; mount_caps && i < sizeof caps / sizeof caps[0]; i++)
+            argv[n++] = caps[i];
+        argv[n++] = "--";
+        argv[n++] = INIT_GUEST_PATH;
+        argv[n++] = "init";
+        argv[n++] = "--setup";
+        argv[n] = NULL;
+        execv(bwrap, (char *const *)argv);
         _exit(121);
     }
     close(sp[1]);
     return (struct sb){pid, sp[0]};
+}
+
+static struct sb start(void)
+{
+    return start_with(0);
 }
 
 /* 1 on a message, 0 on EOF, -1 on a timeout. */
@@ -365,6 +381,52 @@ START_TEST(gated_exec_waits_for_go)
 }
 END_TEST
 
+/*
+ * ccsb-init reaches each path it protects without following a symlink; one
+ * that became a symlink since the plan (a sandbox or host process swapped
+ * it) is refused, not bound onto itself: a read-only bind of a symlink
+ * protects nothing, writes go through it to where it points.
+ */
+START_TEST(protected_path_swapped_for_symlink)
+{
+    char prot[PATH_MAX], evil[PATH_MAX], link[PATH_MAX];
+    snprintf(prot, sizeof prot, "%s/prot", dir);
+    snprintf(evil, sizeof evil, "%s/evil", dir);
+    snprintf(link, sizeof link, "%s/link", dir);
+    int fd = open(prot, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    fd = open(evil, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    struct sb s = start_with(1);
+    char words[PATH_MAX + 32];
+    int n = snprintf(words, sizeof words, "--await-go%c--ro%c%s", 0, 0, prot);
+    send_setup(&s, words, (size_t)n + 1);
+    /* the plan saw a file; now, before the mounts, it is a link */
+    ck_assert_int_eq(symlink("evil", link), 0);
+    ck_assert_int_eq(rename(link, prot), 0);
+    struct init_msg go;
+    init_msg_init(&go, INIT_MSG_GO, 0);
+    ck_assert_int_eq(init_send(s.ctrl, &go, NULL, 0), 0);
+    struct init_msg m;
+    int got = -1;
+    ck_assert_int_eq(recv_within(&s, &m, &got, 10000), 1);
+    if (got >= 0)
+        close(got);
+    if (m.type == INIT_MSG_READY) {
+        send_exec(&s, 1, "echo through >> prot", -1);
+        wait_exit(&s, 1);
+    }
+    finish(&s);
+    struct stat st;
+    ck_assert_int_eq(stat(evil, &st), 0);
+    ck_assert_msg(m.type == INIT_MSG_FATAL && strstr(m.text, "cannot protect") != NULL,
+                  "got message %u (%s); written through the link: %lld bytes", m.type, m.text,
+                  (long long)st.st_size);
+}
+END_TEST
+
 static void setup(void)
 {
     ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -405,6 +467,7 @@ int main(void)
     tcase_add_test(tc, second_setup_is_refused);
     tcase_add_test(tc, guard_after_ready_changes_nothing);
     tcase_add_test(tc, gated_exec_waits_for_go);
+    tcase_add_test(tc, protected_path_swapped_for_symlink);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);

@@ -154,6 +154,120 @@ START_TEST(read_secret_created_after_launch)
 }
 END_TEST
 
+/*
+ * Two sessions share the home (parallel agents, one-shot runs). A missing
+ * secret gets a placeholder from the first session to launch; the second
+ * finds it already there and masks it like any existing directory.
+ * Removing a mount point on the host detaches every mount over it in every
+ * other namespace, so whichever session ends first must not remove it
+ * while the other still mounts over it: the one left plants the secret-set
+ * files, and reads a secret the host writes there afterwards. Loop 0: the
+ * maker ends first; loop 1: the one that found it does.
+ */
+START_TEST(placeholder_removed_under_another_session)
+{
+    snap_h = h_snapshot(H);
+    launch();
+    static struct h h2; /* (large: not on the stack) */
+    h_init(&h2);
+    int r = h_launch(&h2, spec);
+    ck_assert_msg(r == 0, "second launch: %s: %s", ccsb_strerror(r), h_errmsg(&h2));
+    struct h *left = _i == 0 ? &h2 : &h;
+    struct h *gone = _i == 0 ? &h : &h2;
+    ccsb_session_destroy(gone->s);
+    gone->s = NULL;
+
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd %s; "
+             "mkdir -p .aws && printf '[default]\\ncredential_process = /bin/sh -c id\\n' > "
+             ".aws/config && echo PLANTED-aws; "
+             "mkdir -p .kube && echo 'users: []' > .kube/config && echo PLANTED-kube; "
+             "mkdir -p .docker && echo '{}' > .docker/config.json && echo PLANTED-docker; "
+             "true",
+             H);
+    struct h_exec *x = h_run(left, cmd);
+    ck_assert_msg(strstr(x->out, "PLANTED") == NULL, "secret-set files were created: %s",
+                  x->out);
+    /* a secret the host writes now stays unreadable inside */
+    char *aws = join(H, ".aws"), *cred = join(H, ".aws/credentials");
+    ck_assert_msg(mkdir(aws, 0700) == 0 || errno == EEXIST, "mkdir %s: %s", aws, strerror(errno));
+    h_write(cred, "aws_secret_access_key = LATE-AWS-SECRET\n");
+    x = h_run(left, "cat ~/.aws/credentials 2>&1");
+    ck_assert_msg(strstr(x->out, "LATE-AWS-SECRET") == NULL,
+                  "a secret written on the host is readable inside: %s", x->out);
+    ck_assert_int_eq(unlink(cred), 0);
+    free(aws);
+    free(cred);
+    h_done(&h2);
+    /* and the last one out removed every placeholder */
+    assert_home_unchanged();
+}
+END_TEST
+
+/* ---- known open: each of these escapes works today ------------------------------ */
+
+/*
+ * Run only with --known-open (meson: redteam-known-open, suite
+ * escape-open, should_fail): a mount over a single file is tied to the
+ * host's dentry, and the host replacing the file (git, editors, agents and
+ * credential helpers save by renaming a new file over the old one) detaches
+ * it in every sandbox. Closing this needs the guard to see writes to
+ * existing files (and reads of secrets), not only creating calls.
+ */
+
+/*
+ * The host replaces a protected file the way git, editors and agents save
+ * (a new file renamed over the old one) while a session runs. Renaming
+ * over a mount point on the host detaches the mounts over it in every
+ * other namespace: the read-only bind over ~/.gitconfig goes, and the
+ * sandbox writes the new file (core.fsmonitor runs a command on the host).
+ */
+START_TEST(host_renames_over_protected_file)
+{
+    char *cfg = join(H, ".gitconfig"), *tmp = join(H, ".gitconfig.lock");
+    h_write(cfg, "[user]\n\tname = host\n");
+    launch();
+    struct h_exec *x = runf("echo warm");
+    ck_assert_int_eq(x->code, 0);
+    h_write(tmp, "[user]\n\tname = host2\n");
+    ck_assert_int_eq(rename(tmp, cfg), 0);
+    x = runf("cd %s; printf '[core]\\n\\tfsmonitor = id\\n' >> .gitconfig && echo APPENDED; "
+             "python3 -c \"f = open('.gitconfig', 'r+'); f.seek(0, 2); "
+             "f.write('[alias]\\n\\tx = !id\\n'); f.close(); print('REWRITTEN')\"; "
+             "grep -c . /proc/self/mountinfo >/dev/null; true",
+             H);
+    char *now = h_read(cfg);
+    ck_assert_msg(strstr(x->out, "APPENDED") == NULL && strstr(x->out, "REWRITTEN") == NULL &&
+                      now && strstr(now, "fsmonitor") == NULL && strstr(now, "alias") == NULL,
+                  "a protected file replaced on the host became writable inside: %s\n%s",
+                  x->out, now ? now : "(gone)");
+    free(now);
+    free(cfg);
+    free(tmp);
+}
+END_TEST
+
+/* The same for a masked secret file: `git credential-store`, `docker login`
+ * and friends save by renaming a new file over the old one. */
+START_TEST(host_renames_over_masked_secret)
+{
+    char *cred = join(H, ".git-credentials"), *tmp = join(H, ".git-credentials.lock");
+    h_write(cred, "https://u:OLD-TOKEN@example.com\n");
+    launch();
+    struct h_exec *x = runf("cat ~/.git-credentials; echo warm");
+    ck_assert_int_eq(x->code, 0);
+    ck_assert_ptr_null(strstr(x->out, "OLD-TOKEN"));
+    h_write(tmp, "https://u:NEW-TOKEN@example.com\n");
+    ck_assert_int_eq(rename(tmp, cred), 0);
+    x = runf("cat ~/.git-credentials 2>&1");
+    ck_assert_msg(strstr(x->out, "NEW-TOKEN") == NULL,
+                  "a secret file replaced on the host is readable inside: %s", x->out);
+    free(cred);
+    free(tmp);
+}
+END_TEST
+
 /* ---- /proc/sys ------------------------------------------------------------------ */
 
 /*
@@ -370,15 +484,26 @@ START_TEST(host_abstract_unix_socket)
 }
 END_TEST
 
-static Suite *suite(void)
+static Suite *suite(int known_open)
 {
     Suite *s = suite_create("redteam-sandbox");
+    if (known_open) {
+        TCase *open_ = tcase_create("known-open");
+        tcase_set_timeout(open_, 120);
+        tcase_add_unchecked_fixture(open_, h_tmp_begin, h_tmp_end);
+        tcase_add_checked_fixture(open_, setup, teardown);
+        tcase_add_test(open_, host_renames_over_protected_file);
+        tcase_add_test(open_, host_renames_over_masked_secret);
+        suite_add_tcase(s, open_);
+        return s;
+    }
     TCase *tc = tcase_create("attempts");
     tcase_set_timeout(tc, 120);
     tcase_add_unchecked_fixture(tc, h_tmp_begin, h_tmp_end);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, plant_missing_secret_files);
     tcase_add_test(tc, read_secret_created_after_launch);
+    tcase_add_loop_test(tc, placeholder_removed_under_another_session, 0, 2);
     tcase_add_test(tc, host_sysctls_writable);
     tcase_add_test(tc, read_host_session_keyring);
     tcase_add_test(tc, take_over_init);
@@ -388,9 +513,9 @@ static Suite *suite(void)
     return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    SRunner *sr = srunner_create(suite());
+    SRunner *sr = srunner_create(suite(argc > 1 && strcmp(argv[1], "--known-open") == 0));
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include "guard/glob.h"
 #include "guard/pathrules.h"
 #include "guard/guard.h"
+#include "guard/program.h"
 #include "guard/resolve.h"
 #include "guard/target.h"
 
@@ -470,6 +472,107 @@ START_TEST(filter_static)
 }
 END_TEST
 
+/* The program's instructions, read back from its sealed memfd, with every
+ * instruction one run_bpf knows and every load inside seccomp_data. */
+static struct sock_filter *insns_of(const struct guard_program *p, size_t *n)
+{
+    unsigned long flags;
+    int fd = guard_program_memfd(p, &flags);
+    ck_assert_int_ge(fd, 0);
+    struct stat st;
+    ck_assert_int_eq(fstat(fd, &st), 0);
+    struct sock_filter *v = malloc((size_t)st.st_size);
+    ck_assert_ptr_nonnull(v);
+    ck_assert_int_eq(pread(fd, v, (size_t)st.st_size, 0), st.st_size);
+    close(fd);
+    *n = (size_t)st.st_size / sizeof *v;
+    for (size_t i = 0; i < *n; i++) {
+        uint16_t c = v[i].code;
+        ck_assert_msg(c == (BPF_LD | BPF_W | BPF_ABS) || c == (BPF_ALU | BPF_AND | BPF_K) ||
+                          c == (BPF_JMP | BPF_JA) || c == (BPF_JMP | BPF_JEQ | BPF_K) ||
+                          c == (BPF_JMP | BPF_JGT | BPF_K) || c == (BPF_JMP | BPF_JGE | BPF_K) ||
+                          c == (BPF_JMP | BPF_JSET | BPF_K) || c == (BPF_RET | BPF_K),
+                      "BPF op %#x not handled here", c);
+        ck_assert(c != (BPF_LD | BPF_W | BPF_ABS) ||
+                  (v[i].k % 4 == 0 && v[i].k + 4 <= sizeof(struct seccomp_data)));
+    }
+    return v;
+}
+
+/* Classic BPF as the kernel runs a seccomp program (checked by insns_of). */
+static uint32_t run_bpf(const struct sock_filter *f, size_t n, const struct seccomp_data *d)
+{
+    uint32_t a = 0;
+    for (size_t pc = 0; pc < n; pc++) {
+        const struct sock_filter *i = &f[pc];
+        switch (i->code) {
+        case BPF_LD | BPF_W | BPF_ABS: memcpy(&a, (const char *)d + i->k, 4); break;
+        case BPF_ALU | BPF_AND | BPF_K: a &= i->k; break;
+        case BPF_JMP | BPF_JA: pc += i->k; break;
+        case BPF_JMP | BPF_JEQ | BPF_K: pc += a == i->k ? i->jt : i->jf; break;
+        case BPF_JMP | BPF_JGT | BPF_K: pc += a > i->k ? i->jt : i->jf; break;
+        case BPF_JMP | BPF_JGE | BPF_K: pc += a >= i->k ? i->jt : i->jf; break;
+        case BPF_JMP | BPF_JSET | BPF_K: pc += (a & i->k) ? i->jt : i->jf; break;
+        default: return i->k; /* BPF_RET | BPF_K */
+        }
+    }
+    return 0xdeadbeef; /* off the end: no program of libseccomp's does that */
+}
+
+/*
+ * The filter is built as libseccomp's binary tree over the syscall number
+ * (SCMP_FLTATR_CTL_OPTIMIZE 2, quicker to run and to load): it must decide
+ * every call exactly as the plain chain of the same rules does, whatever
+ * this libseccomp's tree code does. Every number below 480 (and x32's),
+ * the native and a foreign architecture, each of the first three argument
+ * registers through the values the rules test (garbage in the high half
+ * too) while the other two hold 0, 1 or all ones.
+ */
+START_TEST(filter_tree_decides_like_chain)
+{
+    static const uint64_t vals[] = {0, 1, 8, 0x40, 020000000, 0x10000000, 04000, 02000,
+                                    0x100000001ULL, ~0ULL};
+    static const uint64_t rest[] = {0, 1, ~0ULL};
+    const size_t nv = sizeof vals / sizeof vals[0], nr_ = sizeof rest / sizeof rest[0];
+    static const uint32_t arches[] = {AUDIT_ARCH_X86_64, AUDIT_ARCH_AARCH64, AUDIT_ARCH_I386};
+    static const struct guard_filter_cfg cfgs[] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0},
+                                                   {1, 1, 0}, {0, 1, 1}, {1, 1, 1}};
+    for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
+        struct guard_program *opt, *chain;
+        char err[256];
+        ck_assert_msg(guard_program_build(&cfgs[c], &opt, err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(guard_program_build_chain(&cfgs[c], &chain, err, sizeof err) == 0, "%s",
+                      err);
+        size_t nt, nc;
+        struct sock_filter *t = insns_of(opt, &nt), *ch = insns_of(chain, &nc);
+        for (size_t ar = 0; ar < 2; ar++)
+            for (int nr = -1; nr < 480; nr++)
+                for (uint32_t x32 = 0; x32 <= 0x40000000; x32 += 0x40000000)
+                    for (size_t i = 0; i < 3 * nv * nr_ * nr_; i++) {
+                        size_t at = i / (nv * nr_ * nr_), v = i % nv;
+                        uint64_t o1 = rest[i / nv % nr_], o2 = rest[i / nv / nr_ % nr_];
+                        struct seccomp_data d = {
+                            .nr = nr | (int)x32,
+                            .arch = arches[ar == 0 ? 0 : 1 + (c % 2)],
+                            .args = {at == 0 ? vals[v] : o1, at == 1 ? vals[v] : at == 0 ? o1 : o2,
+                                     at == 2 ? vals[v] : o2}};
+                        uint32_t a = run_bpf(t, nt, &d), b = run_bpf(ch, nc, &d);
+                        if (a != b)
+                            ck_abort_msg("cfg %zu arch %#x nr %#x args %#llx %#llx %#llx: tree "
+                                         "%#x, chain %#x",
+                                         c, d.arch, (unsigned)d.nr,
+                                         (unsigned long long)d.args[0],
+                                         (unsigned long long)d.args[1],
+                                         (unsigned long long)d.args[2], a, b);
+                    }
+        free(t);
+        free(ch);
+        guard_program_free(opt);
+        guard_program_free(chain);
+    }
+}
+END_TEST
+
 START_TEST(filter_allow_unix)
 {
     struct guard_filter_cfg cfg = {.allow_unix_sockets = 1, .notify = 0};
@@ -549,6 +652,7 @@ static Suite *suite(void)
     tcase_add_test(t, glob_validation);
     tcase_add_test(t, glob_matching);
     tcase_add_test(t, status_parsing);
+    tcase_add_test(t, filter_tree_decides_like_chain);
     suite_add_tcase(s, t);
     t = tcase_create("resolve");
     tcase_add_checked_fixture(t, setup_tree, teardown_tree);
