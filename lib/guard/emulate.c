@@ -420,7 +420,8 @@ static int add_pending(struct op *o, int objfd, int flags, int cloexec)
 }
 
 /* Opens an existing object for the target with its flags. */
-static void open_existing(struct op *o, const struct res_out *res, int flags, const char *path)
+static void open_existing(struct op *o, const struct res_out *res, int flags, const char *path,
+                          const char *act)
 {
     const struct stat *st = &res->st;
     int objfd = res->objfd;
@@ -428,9 +429,9 @@ static void open_existing(struct op *o, const struct res_out *res, int flags, co
     int pf = pseudo_fs(objfd);
     if (pf != 0) {
         if (pf < 0)
-            return fail(o, "file-write-create", path, "fstatfs", pf);
+            return fail(o, act, path, "fstatfs", pf);
         EMU_COUNT(o->em, denied);
-        report(o, "file-write-create", path,
+        report(o, act, path,
                "%s(\"%s\") by pid %d: refusing to open a kernel interface file for the sandbox",
                o->call, path, (int)o->t.tid);
         return answer(o, 0, EACCES);
@@ -443,7 +444,7 @@ static void open_existing(struct op *o, const struct res_out *res, int flags, co
             objfd = ctty;
         } else {
             EMU_COUNT(o->em, denied);
-            report(o, "file-write-create", path,
+            report(o, act, path,
                    "%s(\"%s\") by pid %d: refusing to open device %u:%u for the sandbox",
                    o->call, path, (int)o->t.tid, major(st->st_rdev), minor(st->st_rdev));
             return answer(o, 0, EACCES);
@@ -459,7 +460,7 @@ static void open_existing(struct op *o, const struct res_out *res, int flags, co
         if (ctty >= 0)
             close(ctty);
         if (r < 0)
-            fail(o, "file-write-create", path, "queueing a FIFO open", r);
+            fail(o, act, path, "queueing a FIFO open", r);
         return;
     }
     if (ctty >= 0)
@@ -475,7 +476,10 @@ static void open_existing(struct op *o, const struct res_out *res, int flags, co
 
 static void do_open(struct op *o, int dirfd, int pathi, int flags, mode_t mode)
 {
-    const char *act = "file-write-create";
+    /* Without O_CREAT or O_TMPFILE the open was trapped for writing to
+     * something that exists (trap_writes): nothing is ever created. */
+    const int creating = (flags & (O_CREAT | __O_TMPFILE)) != 0;
+    const char *act = creating ? "file-write-create" : "file-write";
     char path[PATH_MAX];
     if (get_path(o, pathi, path, act) < 0 || prepare_start(o, dirfd, path, act) < 0)
         return;
@@ -491,8 +495,9 @@ static void do_open(struct op *o, int dirfd, int pathi, int flags, mode_t mode)
     for (int attempt = 0; attempt < MAX_RETRIES; attempt++) {
         struct res_out r;
         int rf = 0;
-        if (tmpfile || (flags & O_PATH) || !(flags & (O_EXCL | O_NOFOLLOW)))
-            rf = RES_FOLLOW;
+        if (tmpfile || (flags & O_PATH) || !(flags & (O_EXCL | O_NOFOLLOW)) ||
+            (!creating && !(flags & O_NOFOLLOW)))
+            rf = RES_FOLLOW; /* O_EXCL means nothing without O_CREAT */
         if ((flags & O_PATH) && (flags & O_NOFOLLOW) && !tmpfile)
             rf = 0;
         int e = do_resolve(o, start, path, rf, &r);
@@ -540,10 +545,13 @@ static void do_open(struct op *o, int dirfd, int pathi, int flags, mode_t mode)
         char shown[PATH_MAX + NAME_MAX + 2];
         if (r.exists) {
             int err = 0;
-            if (flags & O_EXCL)
+            if ((flags & O_EXCL) && creating)
                 err = EEXIST;
             else if (S_ISLNK(r.st.st_mode))
                 err = ELOOP;
+            else if (!creating && !S_ISDIR(r.st.st_mode) &&
+                     (r.trailing_slash || (flags & O_DIRECTORY)))
+                err = ENOTDIR;
             else if (r.trailing_slash || S_ISDIR(r.st.st_mode))
                 err = EISDIR;
             if (err) {
@@ -551,8 +559,12 @@ static void do_open(struct op *o, int dirfd, int pathi, int flags, mode_t mode)
                 answer(o, 0, err);
                 break;
             }
-            /* A protected path the host made during the session. */
-            if ((flags & (O_ACCMODE | O_TRUNC)) && check_rules(o, &r, act, path)) {
+            /* A protected path the host made or replaced during the
+             * session (a replaced file's bind is gone), or a name matching
+             * a glob: existing matches are read-only from launch on. */
+            if ((flags & (O_ACCMODE | O_TRUNC)) &&
+                ((r.parentfd >= 0 && check_glob(o, &r, GLOB_FILE, act, path)) ||
+                 check_rules(o, &r, act, path))) {
                 res_out_close(&r);
                 break;
             }
@@ -560,13 +572,13 @@ static void do_open(struct op *o, int dirfd, int pathi, int flags, mode_t mode)
                 shown_path(o, &r, shown, sizeof shown);
             else
                 snprintf(shown, sizeof shown, "%s", path);
-            open_existing(o, &r, flags, shown);
+            open_existing(o, &r, flags, shown, act);
             res_out_close(&r);
             break;
         }
-        if (r.trailing_slash) {
+        if (!creating || r.trailing_slash) {
             res_out_close(&r);
-            answer(o, 0, EISDIR);
+            answer(o, 0, creating ? EISDIR : ENOENT);
             break;
         }
         if (check_new(o, &r, GLOB_FILE, act, path)) {
@@ -592,6 +604,58 @@ static void do_open(struct op *o, int dirfd, int pathi, int flags, mode_t mode)
         answer(o, 0, EAGAIN);
     if (owned)
         close(start);
+}
+
+/* truncate(2): trapped with the writing opens, for the same reason. */
+static void do_truncate(struct op *o)
+{
+    const char *act = "file-write";
+    char path[PATH_MAX];
+    if (get_path(o, 0, path, act) < 0 || prepare_start(o, AT_FDCWD, path, act) < 0)
+        return;
+    if (!still_valid(o) || become_target(o, act) < 0)
+        return;
+    const off_t len = (off_t)o->d->args[1];
+    if (len < 0)
+        return answer(o, 0, EINVAL);
+    int owned;
+    int start = start_dir(o, AT_FDCWD, path, &owned);
+    if (start < 0 && path[0] != '/')
+        return answer(o, 0, -start);
+    struct res_out r;
+    int e = do_resolve(o, start, path, RES_FOLLOW, &r);
+    if (owned)
+        close(start);
+    if (e < 0)
+        return answer(o, 0, -e);
+    int err = !r.exists                  ? ENOENT
+              : S_ISDIR(r.st.st_mode)    ? EISDIR
+              : r.trailing_slash         ? ENOTDIR
+              : !S_ISREG(r.st.st_mode)   ? EINVAL
+                                         : 0;
+    if (err) {
+        res_out_close(&r);
+        return answer(o, 0, err);
+    }
+    if ((r.parentfd >= 0 && check_glob(o, &r, GLOB_FILE, act, path)) ||
+        check_rules(o, &r, act, path)) {
+        res_out_close(&r);
+        return;
+    }
+    int pf = pseudo_fs(r.objfd);
+    int fd = pf == 0 ? reopen(r.objfd, O_WRONLY | O_CLOEXEC | O_NOCTTY) : -EACCES;
+    res_out_close(&r);
+    if (pf < 0)
+        return fail(o, act, path, "fstatfs", pf);
+    if (fd < 0)
+        return answer(o, 0, -fd);
+    int rc = ftruncate(fd, len);
+    e = errno;
+    close(fd);
+    if (rc < 0)
+        return answer(o, 0, e);
+    EMU_COUNT(o->em, emulated);
+    answer(o, 0, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1062,6 +1126,12 @@ void emu_handle(struct emu *em, int listener, uint64_t tag, const struct seccomp
         o.call = "openat";
         do_open(&o, arg_int(&o, 0), 1, arg_int(&o, 2), (mode_t)d->args[3]);
         break;
+#ifdef __NR_truncate
+    case __NR_truncate:
+        o.call = "truncate";
+        do_truncate(&o);
+        break;
+#endif
 #ifdef __NR_creat
     case __NR_creat:
         o.call = "creat";

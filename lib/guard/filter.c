@@ -198,6 +198,21 @@ static void notify_rules(struct rule_ctx *rc, const struct guard_filter_cfg *cfg
     RULE0(rc, n, __NR_renameat2);
     /* Any socket can be bound to a path (even one from socketpair). */
     RULE0(rc, n, __NR_bind);
+    if (cfg->trap_writes) {
+        /* O_ACCMODE 3 (ioctl-only opens) needs write permission too: it
+         * matches both masks. O_TRUNC truncates even with O_RDONLY. */
+        static const int wflags[] = {O_WRONLY, O_RDWR, O_TRUNC};
+        for (size_t i = 0; i < sizeof wflags / sizeof wflags[0]; i++) {
+            const scmp_datum_t f = (scmp_datum_t)wflags[i];
+#ifdef __NR_open
+            RULE1(rc, n, __NR_open, SCMP_A1(SCMP_CMP_MASKED_EQ, f, f));
+#endif
+            RULE1(rc, n, __NR_openat, SCMP_A2(SCMP_CMP_MASKED_EQ, f, f));
+        }
+#ifdef __NR_truncate
+        RULE0(rc, n, __NR_truncate);
+#endif
+    }
     if (cfg->trap_mkdir) {
 #ifdef __NR_mkdir
         RULE0(rc, n, __NR_mkdir);

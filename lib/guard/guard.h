@@ -32,6 +32,10 @@ struct guard_filter_cfg {
     int notify;
     /* 1: also trap mkdir/mkdirat; only needed for directory-shaped globs. */
     int trap_mkdir;
+    /* 1: also trap opens for writing (O_WRONLY, O_RDWR, O_TRUNC) and
+     * truncate: a protected file the host replaced during the session has
+     * lost its read-only bind, and only its name still protects it. */
+    int trap_writes;
 };
 
 /* A compiled filter: plain memory, usable after fork without allocating. */

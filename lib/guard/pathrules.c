@@ -129,6 +129,16 @@ int path_rules_init(struct path_rules *pr, const struct guard_path_rule *rules, 
         r->dev = st.st_dev;
         r->ino = st.st_ino;
     }
+    /* A protected file that exists (bubblewrap also binds it read-only;
+     * the rule is what holds once the host replaces it and the bind
+     * detaches): its name is compared at the anchor, with no lookup. */
+    for (size_t i = 0; i < pr->n; i++) {
+        struct path_rule *r = &pr->v[i];
+        struct stat st;
+        r->file_only = r->ncomp == 1 &&
+                       fstatat(r->anchor_fd, r->comp[0], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                       S_ISREG(st.st_mode);
+    }
     /* Rules below one directory with the same first component side by
      * side: one lookup of that component answers for all of them. */
     qsort(pr->v, pr->n, sizeof *pr->v, by_first_node);
@@ -289,8 +299,20 @@ static int inside(int dirfd, const struct stat *ds, dev_t dev, ino_t ino,
  * chain (the path cannot exist through it). *c1_missing is set when the
  * first component was looked up and is missing.
  */
+static int check_file_rule(const struct path_rule *r, const struct walk *w)
+{
+    if (w->dirfd >= 0)
+        return same(&w->ds, r->dev, r->ino) ? names_node(w, r->comp[0]) : 0;
+    struct stat st;
+    if (fstatat(r->anchor_fd, r->comp[0], &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return errno == ENOENT ? 0 : -errno;
+    return same(&w->ds, st.st_dev, st.st_ino);
+}
+
 static int check_rule(const struct path_rule *r, const struct walk *w, int *c1_missing)
 {
+    if (r->file_only)
+        return check_file_rule(r, w);
     /* The name right below the anchor is the first chain node: refused
      * whether it exists or not, without a lookup. */
     if (w->dirfd >= 0 && same(&w->ds, r->dev, r->ino))

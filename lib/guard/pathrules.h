@@ -31,7 +31,9 @@ struct path_rule {
     int same_c1;   /* the rule before has the same anchor and first component */
     dev_t dev;
     ino_t ino;
-    char **comp;   /* the missing components, at least one */
+    int file_only; /* one component, a regular file at launch: only the name
+                    * (and the object behind it) are checked, no "inside" */
+    char **comp;   /* the components below the anchor, at least one */
     size_t ncomp;
     char *shown;   /* "<anchor>/<rest>" for messages */
 };

@@ -52,7 +52,8 @@ static int child_main(const char *name, int sock, int naive)
     const struct scenario *sc = find(name);
     if (!sc)
         return 2;
-    struct guard_filter_cfg cfg = {.allow_unix_sockets = 0, .notify = !naive, .trap_mkdir = 1};
+    struct guard_filter_cfg cfg = {
+        .allow_unix_sockets = 0, .notify = !naive, .trap_mkdir = 1, .trap_writes = 1};
     int lfd = -1;
     char err[256];
     if (guard_filter_install(&cfg, naive ? NULL : &lfd, err, sizeof err) != 0) {

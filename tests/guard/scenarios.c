@@ -698,6 +698,36 @@ const struct scenario guard_scenarios[] = {
      "then exit 1; fi; test \"$(cat .git/config)\" = orig",
      "file-write-create", "/proc/self/fd/", {NULL}, NEEDS_PYTHON, 0,
      "mkdir -p guarded/.git && echo orig > guarded/.git/config"},
+    /* A protected file that exists (in a session it is also bound
+     * read-only; here, as after the host replaced it and the bind
+     * detached, only the guard holds it): no route writes it. */
+    {"protected-existing-writes", NULL,
+     "cd guarded && if /usr/bin/python3 -c \""
+     "import os, sys\n"
+     "f = '.git/config'\n"
+     "os.symlink(f, 'lnk')\n"
+     "r = os.open(f, os.O_RDONLY)\n"
+     "tries = [lambda: os.open(f, os.O_WRONLY), lambda: os.open(f, os.O_RDWR | os.O_APPEND),\n"
+     "         lambda: os.open(f, os.O_RDONLY | os.O_TRUNC), lambda: os.truncate(f, 0),\n"
+     "         lambda: os.open('lnk', os.O_WRONLY),\n"
+     "         lambda: os.open('/proc/self/fd/%d' % r, os.O_WRONLY),\n"
+     "         lambda: os.open('config', os.O_WRONLY, dir_fd=os.open('.git', os.O_PATH))]\n"
+     "bad = 0\n"
+     "for i, t in enumerate(tries):\n"
+     "    try:\n"
+     "        t(); print('route', i, 'opened'); bad = 1\n"
+     "    except OSError as e:\n"
+     "        bad |= e.errno != 13\n"
+     "sys.exit(bad)\"; then :; else exit 1; fi; test \"$(cat .git/config)\" = orig",
+     "file-write", "config", {NULL}, NEEDS_PYTHON, 0,
+     "mkdir -p guarded/.git && echo orig > guarded/.git/config"},
+    /* An existing match of a glob (made by the host; a session also binds
+     * those present at launch read-only) is not written either. */
+    {"glob-existing-writes", NULL,
+     "if echo x >> old.pem; then exit 1; fi; "
+     "if /usr/bin/python3 -c \"import os; os.open('old.pem', os.O_WRONLY)\"; then exit 1; fi; "
+     "test \"$(cat old.pem)\" = old",
+     "file-write", "old.pem", {NULL}, NEEDS_PYTHON, 0},
     {"supervisor-killed", after_supervisor_death, NULL, NULL, NULL, {"ok.txt"}, 0, 1},
     /* Told to finish while the command still runs (the session stops
      * with commands alive): every trapped call is still answered. */
@@ -716,6 +746,42 @@ const struct scenario guard_scenarios[] = {
      "echo x > /dev/null && echo y > /dev/stdout && echo z > /dev/stderr && "
      "echo w >> /dev/fd/1 && echo v > /proc/self/fd/2",
      NULL, NULL, {NULL}, 0, 0},
+    /* Opens for writing without O_CREAT are answered by the supervisor
+     * too: the kernel's own results, and nothing is ever created. */
+    {"write-opens", NULL,
+     "mkfifo ff && /usr/bin/python3 -c \""
+     "import errno, os, sys\n"
+     "def err(fn):\n"
+     "    try:\n"
+     "        fn(); return 0\n"
+     "    except OSError as e:\n"
+     "        return e.errno\n"
+     "want = []\n"
+     "def check(what, got, exp):\n"
+     "    if got != exp: want.append('%s: got %r want %r' % (what, got, exp))\n"
+     "fd = os.open('ok.txt', os.O_WRONLY | os.O_APPEND); os.write(fd, b'more\\n'); os.close(fd)\n"
+     "check('append', open('ok.txt').read(), 'ok\\nmore\\n')\n"
+     "fd = os.open('ok.txt', os.O_RDWR); check('rdwr read', os.read(fd, 3), b'ok\\n')\n"
+     "os.write(fd, b'MORE'); os.close(fd)\n"
+     "check('rdwr write', open('ok.txt').read(), 'ok\\nMORE\\n')\n"
+     "os.truncate('ok.txt', 3); check('truncate', open('ok.txt').read(), 'ok\\n')\n"
+     "os.close(os.open('ok.txt', os.O_RDONLY | os.O_TRUNC)); check('O_TRUNC', os.path.getsize('ok.txt'), 0)\n"
+     "check('missing', err(lambda: os.open('nope', os.O_WRONLY)), errno.ENOENT)\n"
+     "check('not made', os.path.exists('nope'), False)\n"
+     "check('truncate missing', err(lambda: os.truncate('nope', 0)), errno.ENOENT)\n"
+     "check('dir', err(lambda: os.open('sub', os.O_WRONLY)), errno.EISDIR)\n"
+     "check('truncate dir', err(lambda: os.truncate('sub', 0)), errno.EISDIR)\n"
+     "check('file/', err(lambda: os.open('ok.txt/', os.O_WRONLY)), errno.ENOTDIR)\n"
+     "check('O_DIRECTORY', err(lambda: os.open('ok.txt', os.O_RDWR | os.O_DIRECTORY)), errno.ENOTDIR)\n"
+     "os.symlink('ok.txt', 'sl')\n"
+     "check('O_NOFOLLOW', err(lambda: os.open('sl', os.O_WRONLY | os.O_NOFOLLOW)), errno.ELOOP)\n"
+     "os.close(os.open('sl', os.O_WRONLY))\n"
+     "check('fifo rdwr', err(lambda: os.close(os.open('ff', os.O_RDWR))), 0)\n"
+     "check('fifo no reader', err(lambda: os.open('ff', os.O_WRONLY | os.O_NONBLOCK)), errno.ENXIO)\n"
+     "check('dev null', err(lambda: os.close(os.open('/dev/null', os.O_RDWR))), 0)\n"
+     "check('stdout', err(lambda: os.close(os.open('/proc/self/fd/1', os.O_WRONLY))), 0)\n"
+     "print('\\n'.join(want), file=sys.stderr); sys.exit(1 if want else 0)\"",
+     NULL, NULL, {"ok.txt"}, NEEDS_PYTHON, 0},
     {"ok-txt", NULL, "echo hello > ok3.txt && test \"$(cat ok3.txt)\" = hello", NULL, NULL,
      {"ok3.txt"}, 0, 0},
     {"mktemp", NULL, "f=$(TMPDIR=$PWD mktemp) && test -f \"$f\" && d=$(TMPDIR=$PWD mktemp -d) "

@@ -530,13 +530,14 @@ static uint32_t run_bpf(const struct sock_filter *f, size_t n, const struct secc
  */
 START_TEST(filter_tree_decides_like_chain)
 {
-    static const uint64_t vals[] = {0, 1, 8, 0x40, 020000000, 0x10000000, 04000, 02000,
-                                    0x100000001ULL, ~0ULL};
+    static const uint64_t vals[] = {0, 1, 2, 3, 8, 0x40, 01000, 020000000, 0x10000000, 04000,
+                                    02000, 0x100000001ULL, ~0ULL};
     static const uint64_t rest[] = {0, 1, ~0ULL};
     const size_t nv = sizeof vals / sizeof vals[0], nr_ = sizeof rest / sizeof rest[0];
     static const uint32_t arches[] = {AUDIT_ARCH_X86_64, AUDIT_ARCH_AARCH64, AUDIT_ARCH_I386};
-    static const struct guard_filter_cfg cfgs[] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0},
-                                                   {1, 1, 0}, {0, 1, 1}, {1, 1, 1}};
+    static const struct guard_filter_cfg cfgs[] = {{0, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0},
+                                                   {1, 1, 0, 0}, {0, 1, 1, 0}, {1, 1, 1, 0},
+                                                   {0, 1, 1, 1}, {1, 1, 0, 1}};
     for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
         struct guard_program *opt, *chain;
         char err[256];
