@@ -476,11 +476,13 @@ static int is_secret(const struct builder *b, const char *host)
 }
 
 /*
- * A missing protected path held by the guard: the anchor is the host path
- * of the deepest existing directory (the parent of `cur`, the first missing
- * component of guest path g), the rest is what is missing below it.
+ * A protected path held by the guard: the anchor is the host path of the
+ * parent of `cur` (for a missing path its first missing component, so the
+ * anchor is the deepest existing directory; for an existing file the file
+ * itself), the rest is the part of guest path g below the anchor.
  */
-static int guard_rule(struct builder *b, const char *path, const char *g, const char *cur)
+static int guard_rule(struct builder *b, const char *path, const char *g, const char *cur,
+                      int existing)
 {
     const char *slash = strrchr(cur, '/');
     size_t plen = (size_t)(slash - cur);
@@ -498,7 +500,11 @@ static int guard_rule(struct builder *b, const char *path, const char *g, const 
         if (!dup && (strv_push(&b->out->guard_anchors, anchor) < 0 ||
                      strv_push(&b->out->guard_rests, rest) < 0))
             r = NOMEM(b);
-        if (!r)
+        if (!r && existing)
+            r = note(b, "deny-write %s: the seccomp guard also refuses writing %s (it holds "
+                        "when the host replaces the file and the bind detaches)",
+                     path, cur);
+        else if (!r)
             r = note(b, "deny-write %s: missing; the seccomp guard refuses creating %s "
                         "(nothing is made on the host)",
                      path, cur);
@@ -552,7 +558,7 @@ static int protect_guest(struct builder *b, const char *path, const char *g)
         } else if (kind == BWRAP_KIND_MISSING && b->o->have_guard && !is_secret(b, host)) {
             /* The guard refuses the name (and anything under it) instead:
              * nothing is made on the host. */
-            r = guard_rule(b, path, g, cur);
+            r = guard_rule(b, path, g, cur, 0);
             free(host);
             break;
         } else if (kind == BWRAP_KIND_MISSING) {
@@ -571,6 +577,11 @@ static int protect_guest(struct builder *b, const char *path, const char *g)
             r = add_entry(b, &b->pins, &b->npins, cur, host, 1);
             if (!r)
                 r = note(b, "deny-write %s: read-only at %s", path, cur);
+            /* A bind over one file detaches when the host renames a new
+             * file over it (git, editors save that way): the guard keeps
+             * refusing writes to the name. */
+            if (!r && kind == BWRAP_KIND_FILE && b->o->have_guard)
+                r = guard_rule(b, path, cur, cur, 1);
         } else if (kind == BWRAP_KIND_FILE) {
             /* A file in the way (a worktree's `.git` file, say): the path
              * cannot exist, but rewriting the file could point elsewhere,
@@ -578,6 +589,8 @@ static int protect_guest(struct builder *b, const char *path, const char *g)
             r = add_entry(b, &b->pins, &b->npins, cur, host, 1);
             if (!r)
                 r = note(b, "deny-write %s: %s is a file in the way; read-only", path, cur);
+            if (!r && b->o->have_guard)
+                r = guard_rule(b, path, cur, cur, 1);
             free(host);
             break;
         } else {

@@ -47,8 +47,8 @@ int bwrap_explain(FILE *f, const struct ccsb_policy *p, char *err, size_t errlen
             fprintf(f, "  file %s\n", plan.ph_files.v[i]);
     }
     if (plan.guard_anchors.n) {
-        fprintf(f, "missing protected paths the seccomp guard refuses to create (nothing is "
-                   "made on the host):\n");
+        fprintf(f, "protected paths the seccomp guard holds by name (missing ones: nothing is "
+                   "made on the host; existing files: also after the host replaces them):\n");
         for (size_t i = 0; i < plan.guard_anchors.n; i++)
             fprintf(f, "  %s%s%s\n", plan.guard_anchors.v[i],
                     strcmp(plan.guard_anchors.v[i], "/") ? "/" : "", plan.guard_rests.v[i]);

@@ -94,6 +94,9 @@ int bwrap_guard_build(struct bwrap_session *bs, const struct ccsb_policy *p,
     cfg.notify = bs->guard_notify;
     /* a missing protected directory (.vscode, .git) must not be made */
     cfg.trap_mkdir = dir_globs || plan->guard_anchors.n > 0;
+    /* a protected file the host replaces loses its read-only bind, and an
+     * existing glob match the host makes has none: writes are checked */
+    cfg.trap_writes = cfg.notify && (plan->guard_anchors.n > 0 || p->deny_write_globs.n > 0);
     int r = program_for(bs->guard_ctx, bs, &cfg, err, errlen);
     if (r)
         return r;

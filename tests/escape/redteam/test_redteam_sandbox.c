@@ -205,19 +205,12 @@ START_TEST(placeholder_removed_under_another_session)
 }
 END_TEST
 
-/* ---- known open: each of these escapes works today ------------------------------ */
-
-/*
- * Run only with --known-open (meson: redteam-known-open, suite
- * escape-open, should_fail): a mount over a single file is tied to the
- * host's dentry, and the host replacing the file (git, editors, agents and
- * credential helpers save by renaming a new file over the old one) detaches
- * it in every sandbox. Closing this needs the guard to see writes to
- * existing files (and reads of secrets), not only creating calls.
- */
+/* ---- the host replaces a protected file while a session runs ---------------------- */
 
 /* The host saves path the way git, editors and credential helpers do: a
- * new file (path.lock) renamed over the old one. */
+ * new file (path.lock) renamed over the old one. Renaming over a mount
+ * point on the host detaches the mounts over it in every other namespace,
+ * so the read-only bind over the old file is gone inside. */
 static void host_saves(const char *path, const char *text)
 {
     char *tmp = NULL;
@@ -227,13 +220,69 @@ static void host_saves(const char *path, const char *text)
     free(tmp);
 }
 
-/*
- * The host replaces a protected file the way git, editors and agents save
- * (a new file renamed over the old one) while a session runs. Renaming
- * over a mount point on the host detaches the mounts over it in every
- * other namespace: the read-only bind over ~/.gitconfig goes, and the
- * sandbox writes the new file (core.fsmonitor runs a command on the host).
- */
+/* Every way a command can write an existing file by name, each printing
+ * WROTE-<how> when it worked: the guard must refuse all of them once the
+ * bind is gone (core.fsmonitor in ~/.gitconfig runs a command on the host). */
+#define WRITE_ROUTES(name) \
+    "f=" name "; printf '[core]\\n\\tfsmonitor = id\\n' >> $f && echo WROTE-append; " \
+    "python3 - $f <<'EOF'\n" \
+    "import os, sys\n" \
+    "f = sys.argv[1]\n" \
+    "def attempt(how, fn):\n" \
+    "    try:\n" \
+    "        fn(); print('WROTE-' + how)\n" \
+    "    except OSError as e:\n" \
+    "        print('refused', how, e.errno)\n" \
+    "def wr(flags):\n" \
+    "    fd = os.open(f, flags); os.write(fd, b'[alias]\\n\\tx = !id\\n'); os.close(fd)\n" \
+    "attempt('rdwr', lambda: wr(os.O_RDWR | os.O_APPEND))\n" \
+    "attempt('wronly', lambda: wr(os.O_WRONLY | os.O_APPEND))\n" \
+    "attempt('trunc', lambda: os.close(os.open(f, os.O_RDONLY | os.O_TRUNC)))\n" \
+    "attempt('truncate', lambda: os.truncate(f, 0))\n" \
+    "def reopen():\n" \
+    "    r = os.open(f, os.O_RDONLY)\n" \
+    "    try:\n" \
+    "        fd = os.open('/proc/self/fd/%%d' %% r, os.O_WRONLY | os.O_APPEND)\n" \
+    "        os.write(fd, b'[alias]\\n\\ty = !id\\n'); os.close(fd)\n" \
+    "    finally:\n" \
+    "        os.close(r)\n" \
+    "attempt('reopen', reopen)\n" \
+    "def rename_onto():\n" \
+    "    with open(f + '.new', 'w') as n:\n" \
+    "        n.write('[alias]\\n\\tz = !id\\n')\n" \
+    "    os.rename(f + '.new', f)\n" \
+    "attempt('rename', rename_onto)\n" \
+    "def replace():\n" \
+    "    os.unlink(f)\n" \
+    "    with open(f, 'w') as n:\n" \
+    "        n.write('[alias]\\n\\tz = !id\\n')\n" \
+    "attempt('recreate', replace)\n" \
+    "EOF\n"
+
+static void assert_not_written(const struct h_exec *x, const char *path, const char *keep)
+{
+    char *now = h_read(path);
+    /* each route ran and was refused (a broken script would pass too) */
+    static const char *const routes[] = {"rdwr", "wronly", "trunc", "truncate",
+                                         "reopen", "rename", "recreate"};
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "refused %s ", routes[i]);
+        ck_assert_msg(strstr(x->out, want), "route %s did not run or was not refused: %s%s",
+                      routes[i], x->out, x->err);
+    }
+    ck_assert_msg(strstr(x->out, "WROTE-") == NULL,
+                  "a protected file replaced on the host became writable inside: %s%s",
+                  x->out, x->err);
+    /* unlinking it is not refused (not a write; see docs/guard.md), but
+     * nothing may have been written in its place */
+    ck_assert_msg(!now || (strstr(now, "fsmonitor") == NULL && strstr(now, "alias") == NULL &&
+                           strstr(now, keep) != NULL),
+                  "the host's file was changed: %s", now);
+    free(now);
+}
+
+/* ~/.gitconfig, replaced on the host (git config --global, an editor). */
 START_TEST(host_renames_over_protected_file)
 {
     char *cfg = join(H, ".gitconfig");
@@ -242,19 +291,49 @@ START_TEST(host_renames_over_protected_file)
     struct h_exec *x = runf("echo warm");
     ck_assert_int_eq(x->code, 0);
     host_saves(cfg, "[user]\n\tname = host2\n");
-    x = runf("cd %s; printf '[core]\\n\\tfsmonitor = id\\n' >> .gitconfig && echo APPENDED; "
-             "python3 -c \"f = open('.gitconfig', 'r+'); f.seek(0, 2); "
-             "f.write('[alias]\\n\\tx = !id\\n'); f.close(); print('REWRITTEN')\"; true",
-             H);
-    char *now = h_read(cfg);
-    ck_assert_msg(strstr(x->out, "APPENDED") == NULL && strstr(x->out, "REWRITTEN") == NULL &&
-                      now && strstr(now, "fsmonitor") == NULL && strstr(now, "alias") == NULL,
-                  "a protected file replaced on the host became writable inside: %s\n%s",
-                  x->out, now ? now : "(gone)");
-    free(now);
+    x = runf("cd %s; " WRITE_ROUTES(".gitconfig"), H);
+    assert_not_written(x, cfg, "host2");
+    /* the session goes on, and files next to it stay writable */
+    x = runf("cd %s; echo ok > notes.txt && cat notes.txt", H);
+    ck_assert_msg(x->code == 0 && strstr(x->out, "ok"), "%s%s", x->out, x->err);
     free(cfg);
 }
 END_TEST
+
+/* The workspace's .git/config, replaced by the host's own git (git config,
+ * git remote add, git push -u all save it through config.lock). */
+START_TEST(host_git_rewrites_repo_config)
+{
+    char *cmd = NULL, *cfg = join(H, ".git/config");
+    ck_assert_int_ge(asprintf(&cmd, "git init -q %s && git -C %s config user.name host", H, H),
+                     0);
+    ck_assert_int_eq(system(cmd), 0);
+    free(cmd);
+    launch();
+    struct h_exec *x = runf("cd %s && git status --short >/dev/null && echo warm", H);
+    ck_assert_msg(x->code == 0, "%s%s", x->out, x->err);
+    ck_assert_int_ge(asprintf(&cmd, "git -C %s config user.name host2", H), 0);
+    ck_assert_int_eq(system(cmd), 0);
+    free(cmd);
+    x = runf("cd %s; git config core.fsmonitor id && echo WROTE-git-config; " WRITE_ROUTES(
+                 ".git/config"),
+             H);
+    assert_not_written(x, cfg, "host2");
+    /* git keeps working in the repository */
+    x = runf("cd %s && echo a > a.txt && git add a.txt && "
+             "git -c user.email=a@b -c user.name=a commit -qm one && git log --oneline | wc -l",
+             H);
+    ck_assert_msg(x->code == 0 && strstr(x->out, "1"), "%s%s", x->out, x->err);
+    free(cfg);
+}
+END_TEST
+
+/* ---- known open: each of these escapes works today ------------------------------ */
+
+/*
+ * Run only with --known-open (meson: redteam-known-open, suite
+ * escape-open, should_fail).
+ */
 
 /* The same for a masked secret file: `git credential-store`, `docker login`
  * and friends save by renaming a new file over the old one. */
@@ -498,7 +577,6 @@ static Suite *suite(int known_open)
         tcase_set_timeout(open_, 120);
         tcase_add_unchecked_fixture(open_, h_tmp_begin, h_tmp_end);
         tcase_add_checked_fixture(open_, setup, teardown);
-        tcase_add_test(open_, host_renames_over_protected_file);
         tcase_add_test(open_, host_renames_over_masked_secret);
         suite_add_tcase(s, open_);
         return s;
@@ -508,6 +586,8 @@ static Suite *suite(int known_open)
     tcase_add_unchecked_fixture(tc, h_tmp_begin, h_tmp_end);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, plant_missing_secret_files);
+    tcase_add_test(tc, host_renames_over_protected_file);
+    tcase_add_test(tc, host_git_rewrites_repo_config);
     tcase_add_test(tc, read_secret_created_after_launch);
     tcase_add_loop_test(tc, placeholder_removed_under_another_session, 0, 2);
     tcase_add_test(tc, host_sysctls_writable);
