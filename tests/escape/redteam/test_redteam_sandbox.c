@@ -205,16 +205,7 @@ START_TEST(placeholder_removed_under_another_session)
 }
 END_TEST
 
-/* ---- known open: each of these escapes works today ------------------------------ */
-
-/*
- * Run only with --known-open (meson: redteam-known-open, suite
- * escape-open, should_fail): a mount over a single file is tied to the
- * host's dentry, and the host replacing the file (git, editors, agents and
- * credential helpers save by renaming a new file over the old one) detaches
- * it in every sandbox. Closing this needs the guard to see writes to
- * existing files (and reads of secrets), not only creating calls.
- */
+/* ---- the host replaces a masked secret --------------------------------------------- */
 
 /* The host saves path the way git, editors and credential helpers do: a
  * new file (path.lock) renamed over the old one. */
@@ -226,6 +217,59 @@ static void host_saves(const char *path, const char *text)
     ck_assert_int_eq(rename(tmp, path), 0);
     free(tmp);
 }
+
+/*
+ * The host replaces a masked secret file the way `git credential-store`,
+ * `docker login` and friends save: a new file renamed over the old one,
+ * which detaches the mask in the sandbox. ccsb-init sees its mount table
+ * change and ends the sandbox before the next command can run; the
+ * deterministic version of this attack (a command already waiting) is
+ * test_redteam_detach.c.
+ */
+START_TEST(host_renames_over_masked_secret)
+{
+    char *cred = join(H, ".git-credentials");
+    h_write(cred, "https://u:OLD-TOKEN@example.com\n");
+    launch();
+    struct h_exec *x = runf("cat ~/.git-credentials; echo warm");
+    ck_assert_int_eq(x->code, 0);
+    ck_assert_ptr_null(strstr(x->out, "OLD-TOKEN"));
+    host_saves(cred, "https://u:NEW-TOKEN@example.com\n");
+    ccsb_exec_req *req;
+    ck_assert_int_eq(ccsb_exec_req_new(&req), 0);
+    const char *argv[] = {"sh", "-c", "cat ~/.git-credentials 2>&1"};
+    ck_assert_int_eq(ccsb_exec_req_set_argv(req, argv, 3), 0);
+    uint64_t id = 0;
+    int r = ccsb_exec(h.s, req, &id);
+    ccsb_exec_req_free(req);
+    if (r == 0) { /* taken before the stop: it must not have read it */
+        struct h_exec *rec = &h.execs[h.n++];
+        memset(rec, 0, sizeof *rec);
+        rec->id = id;
+        ck_assert_int_eq(h_wait(&h, id, 30000), 0);
+        ck_assert_msg(strstr(rec->out, "NEW-TOKEN") == NULL,
+                      "a secret file replaced on the host is readable inside: %s", rec->out);
+    }
+    double end = h_now() + 5;
+    while (ccsb_session_state(h.s) != CCSB_STATE_ERROR && h_now() < end)
+        h_pump(&h, 10);
+    ck_assert_int_eq(ccsb_session_state(h.s), CCSB_STATE_ERROR);
+    ck_assert(h_saw_violation(&h, "mount-detached", ".git-credentials"));
+    free(cred);
+}
+END_TEST
+
+/* ---- known open: each of these escapes works today ------------------------------ */
+
+/*
+ * Run only with --known-open (meson: redteam-known-open, suite
+ * escape-open, should_fail): a mount over a single file is tied to the
+ * host's dentry, and the host replacing the file (git, editors, agents and
+ * credential helpers save by renaming a new file over the old one) detaches
+ * it in every sandbox. ccsb-init then ends the sandbox for a masked secret
+ * (see host_renames_over_masked_secret, and test_redteam_detach.c), but
+ * only reports a protected file's bind: writes to it need the guard.
+ */
 
 /*
  * The host replaces a protected file the way git, editors and agents save
@@ -253,24 +297,6 @@ START_TEST(host_renames_over_protected_file)
                   x->out, now ? now : "(gone)");
     free(now);
     free(cfg);
-}
-END_TEST
-
-/* The same for a masked secret file: `git credential-store`, `docker login`
- * and friends save by renaming a new file over the old one. */
-START_TEST(host_renames_over_masked_secret)
-{
-    char *cred = join(H, ".git-credentials");
-    h_write(cred, "https://u:OLD-TOKEN@example.com\n");
-    launch();
-    struct h_exec *x = runf("cat ~/.git-credentials; echo warm");
-    ck_assert_int_eq(x->code, 0);
-    ck_assert_ptr_null(strstr(x->out, "OLD-TOKEN"));
-    host_saves(cred, "https://u:NEW-TOKEN@example.com\n");
-    x = runf("cat ~/.git-credentials 2>&1");
-    ck_assert_msg(strstr(x->out, "NEW-TOKEN") == NULL,
-                  "a secret file replaced on the host is readable inside: %s", x->out);
-    free(cred);
 }
 END_TEST
 
@@ -499,7 +525,6 @@ static Suite *suite(int known_open)
         tcase_add_unchecked_fixture(open_, h_tmp_begin, h_tmp_end);
         tcase_add_checked_fixture(open_, setup, teardown);
         tcase_add_test(open_, host_renames_over_protected_file);
-        tcase_add_test(open_, host_renames_over_masked_secret);
         suite_add_tcase(s, open_);
         return s;
     }
@@ -515,6 +540,7 @@ static Suite *suite(int known_open)
     tcase_add_test(tc, take_over_init);
     tcase_add_test(tc, take_over_spare);
     tcase_add_test(tc, host_abstract_unix_socket);
+    tcase_add_test(tc, host_renames_over_masked_secret);
     suite_add_tcase(s, tc);
     return s;
 }
