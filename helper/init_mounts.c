@@ -12,7 +12,9 @@
  * RESOLVE_NO_SYMLINKS) and mounted with the new mount API, so nothing a
  * sandbox could have planted redirects a mount; one that could be another
  * session's placeholder is held (a shared flock) for the sandbox's life,
- * so that session does not remove it from under our mount. Then nested user
+ * so that session does not remove it from under our mount. Each mount is
+ * remembered for the watch (init_watch.c), which ends the sandbox if the
+ * host detaches one later. Then nested user
  * namespaces are forbidden (init_lock_userns), every capability is dropped
  * for good (bounding set, ambient, permitted, effective, inheritable) and
  * both are verified. Any failure ends the launch.
