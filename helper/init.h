@@ -39,6 +39,7 @@ struct init_opts {
     int await_guard;/* take the host's guard filter before READY */
     int await_setup;/* the rest of the options come in the host's SETUP */
     int lock_userns;/* forbid nested user namespaces (init_lock_userns) */
+    int have_guard; /* the seccomp guard refuses writes to protected files by name */
     int http_port;  /* 0: ephemeral */
     int socks_port; /* 0: ephemeral */
     uint64_t rlimit_as;    /* 0: none (set only when cgroups are not used) */
@@ -90,8 +91,44 @@ __attribute__((noreturn)) void exec_child_run(const struct exec_child *c);
 __attribute__((noreturn)) void exec_spare_run(const struct init_guard *g,
                                               const struct init_opts *opts, int sock);
 
-/* Makes the policy's mounts (init_mounts.c). 0 or -errno with err set. */
-int init_apply_mounts(const struct init_mount *m, size_t n, char *err, size_t errlen);
+/*
+ * The watch over the mounts ccsb-init made (init_watch.c): each target's
+ * path and the identity of the mount that covers it, and an fd of
+ * /proc/self/mountinfo that polls POLLPRI on any change of the mount table.
+ */
+struct init_watch_target {
+    const char *path;  /* as the sandbox sees it (points into the options) */
+    uint64_t mnt_id, dev, ino; /* of the mount's root, as made */
+    uint32_t id_mask;  /* which mount id the kernel gave (STATX_MNT_ID[_UNIQUE]) */
+    uint8_t kind;      /* INIT_PROT_* */
+    uint8_t state;
+};
+
+struct init_watch {
+    int fd; /* /proc/self/mountinfo (-1: nothing to watch) */
+    struct init_watch_target *t;
+    size_t n;
+};
+
+/* Room for n targets (the only allocation). 0 or -ENOMEM. */
+int init_watch_begin(struct init_watch *w, size_t n);
+/* Remembers the mount mnt (its fd, attached at path) as a target of kind
+ * INIT_PROT_*. 0 or -errno. */
+int init_watch_add(struct init_watch *w, const char *path, int kind, int mnt);
+/* Opens the mountinfo fd, after the last mount. 0 or -errno. */
+int init_watch_arm(struct init_watch *w);
+/*
+ * Looks every live target from *pos on up again; returns the index of the
+ * next one that no longer shows its mount (marked lost, never reported
+ * again; *err: errno of the lookup, 0 when another node is there now), or
+ * -1 when none is left. Bounded: one statx per target, no allocation.
+ */
+long init_watch_next_lost(struct init_watch *w, size_t *pos, int *err);
+
+/* Makes the policy's mounts (init_mounts.c) and remembers them in w.
+ * 0 or -errno with err set. */
+int init_apply_mounts(const struct init_mount *m, size_t n, struct init_watch *w, char *err,
+                      size_t errlen);
 /* Sets this user namespace's max_user_namespaces to 0 and verifies it;
  * refuses to in the initial user namespace. 0 or -errno with err set. */
 int init_lock_userns(char *err, size_t errlen);

@@ -12,12 +12,16 @@
  * RESOLVE_NO_SYMLINKS) and mounted with the new mount API, so nothing a
  * sandbox could have planted redirects a mount; one that could be another
  * session's placeholder is held (a shared flock) for the sandbox's life,
- * so that session does not remove it from under our mount. Then nested user
+ * so that session does not remove it from under our mount. Each mount is
+ * remembered for the watch (init_watch.c), which ends the sandbox if the
+ * host detaches one later. Then nested user
  * namespaces are forbidden (init_lock_userns), every capability is dropped
  * for good (bounding set, ambient, permitted, effective, inheritable) and
  * both are verified. Any failure ends the launch.
  */
 #include "init.h"
+
+#include "backend/init_proto.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,7 +65,8 @@ static int set_attr(int mnt, unsigned set)
     return 0;
 }
 
-/* A clone of what `from` shows, optionally read-only, mounted on `target`. */
+/* A clone of what `from` shows, optionally read-only, mounted on `target`.
+ * Returns the mount's fd (attached) or -errno. */
 static int bind_onto(int from, int target, int ro)
 {
     int mnt = open_tree(from, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
@@ -71,10 +76,14 @@ static int bind_onto(int from, int target, int ro)
     int r = ro ? set_attr(mnt, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) : 0;
     if (!r)
         r = attach(mnt, target);
-    close(mnt);
-    return r;
+    if (r < 0) {
+        close(mnt);
+        return r;
+    }
+    return mnt;
 }
 
+/* Returns the mount's fd (attached) or -errno. */
 static int empty_tmpfs_onto(int target)
 {
     int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
@@ -93,9 +102,9 @@ static int empty_tmpfs_onto(int target)
     close(fs);
     if (!r)
         r = attach(mnt, target);
-    if (mnt >= 0)
+    if (r < 0 && mnt >= 0)
         close(mnt);
-    return r;
+    return r < 0 ? r : mnt;
 }
 
 /*
@@ -138,7 +147,7 @@ static int hold_if_placeholder(int target, const struct stat *st)
  * a symlink onto itself protects nothing, writes go through it). Returns
  * an O_PATH fd or -errno.
  */
-static int open_target(const char *path)
+static int open_target(const char *path, int *is_dir)
 {
     int fd = open_nofollow(path);
     if (fd < 0)
@@ -151,6 +160,7 @@ static int open_target(const char *path)
         close(fd);
         return r;
     }
+    *is_dir = S_ISDIR(st.st_mode);
     return fd;
 }
 
@@ -172,8 +182,14 @@ static int own_mount_ns(void)
     return r < 0 ? r : a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-int init_apply_mounts(const struct init_mount *m, size_t n, char *err, size_t errlen)
+int init_apply_mounts(const struct init_mount *m, size_t n, struct init_watch *w, char *err,
+                      size_t errlen)
 {
+    int r = init_watch_begin(w, n);
+    if (r < 0) {
+        snprintf(err, errlen, "cannot watch the sandbox's mounts: %s", strerror(-r));
+        return r;
+    }
     if (n == 0)
         return 0;
     int own = own_mount_ns();
@@ -196,28 +212,35 @@ int init_apply_mounts(const struct init_mount *m, size_t n, char *err, size_t er
     }
     int devnull = -1;
     for (size_t i = 0; i < n; i++) {
-        int target = open_target(m[i].path);
-        int r = target;
+        int is_dir = 0, kind = 0;
+        int target = open_target(m[i].path, &is_dir);
+        r = target;
         if (target >= 0) {
             switch (m[i].op) {
             case INIT_MOUNT_PIN:
-                r = bind_onto(target, target, 0);
-                break;
             case INIT_MOUNT_RO:
-                r = bind_onto(target, target, 1);
+                r = bind_onto(target, target, m[i].op == INIT_MOUNT_RO);
+                kind = is_dir ? INIT_PROT_PIN_DIR : INIT_PROT_PIN_FILE;
                 break;
             case INIT_MOUNT_MASK_DIR:
                 r = empty_tmpfs_onto(target);
+                kind = INIT_PROT_MASK_DIR;
                 break;
             case INIT_MOUNT_MASK_FILE:
                 if (devnull < 0)
                     devnull = open_nofollow("/dev/null");
                 r = devnull < 0 ? devnull : bind_onto(devnull, target, 1);
+                kind = INIT_PROT_MASK_FILE;
                 break;
             default:
                 r = -EINVAL;
             }
             close(target);
+        }
+        if (r >= 0) {
+            int mnt = r;
+            r = init_watch_add(w, m[i].path, kind, mnt);
+            close(mnt);
         }
         if (r < 0) {
             snprintf(err, errlen, "cannot protect %s: %s", m[i].path, strerror(-r));
@@ -228,6 +251,12 @@ int init_apply_mounts(const struct init_mount *m, size_t n, char *err, size_t er
     }
     if (devnull >= 0)
         close(devnull);
+    r = init_watch_arm(w);
+    if (r < 0) {
+        snprintf(err, errlen, "cannot watch the sandbox's mounts (/proc/self/mountinfo): %s",
+                 strerror(-r));
+        return r;
+    }
     return 0;
 }
 

@@ -6,7 +6,8 @@
  * serves the host's requests on the control socket: fork each command into
  * its own session, report the exit of its main process, signal its group,
  * stop or continue everything. It reaps every orphan (it is PID 1), and it
- * ends the sandbox when the host's end of the control socket goes away.
+ * ends the sandbox when the host's end of the control socket goes away,
+ * or when a mount it made for the policy detaches (init_watch.c).
  *
  * Nothing in the sandbox can make it do anything: it listens only to the
  * control socket, it is not dumpable (no ptrace, no /proc/1/fd from the
@@ -54,6 +55,7 @@ struct server {
     pid_t spare;    /* the next exec's process, forked ahead (0: none) */
     int spare_sock; /* our end of its socket (-1: none) */
     int pair[2];    /* the host's channel for the next spare (-1: none yet) */
+    struct init_watch watch; /* the mounts made for the policy */
 };
 
 __attribute__((noreturn)) static void end_sandbox(int code)
@@ -394,6 +396,35 @@ static void reap(struct server *sv)
     }
 }
 
+/*
+ * The mount table changed (the host's doing: nothing in here can mount).
+ * A deny-read mask gone, or a directory's deny-write bind, ends the
+ * sandbox at once: every process is killed before the host hears why. A
+ * file's deny-write bind gone is only reported when the seccomp guard
+ * refuses writes to protected files by name (--have-guard).
+ */
+static void check_mounts(struct server *sv)
+{
+    size_t pos = 0;
+    int err = 0;
+    long i;
+    while ((i = init_watch_next_lost(&sv->watch, &pos, &err)) >= 0) {
+        const struct init_watch_target *t = &sv->watch.t[i];
+        int go_on = t->kind == INIT_PROT_PIN_FILE && sv->opts.have_guard;
+        if (!go_on)
+            kill(-1, SIGKILL);
+        struct init_msg m;
+        init_msg_init(&m, INIT_MSG_DETACHED, 0);
+        m.a = t->kind;
+        m.b = !go_on;
+        m.c = err;
+        init_msg_text(&m, t->path);
+        send_or_die(sv, &m, NULL, 0);
+        if (!go_on)
+            end_sandbox(1);
+    }
+}
+
 static int mount_op(const char *opt)
 {
     static const struct {
@@ -431,6 +462,9 @@ static int parse_opts(int argc, char **argv, struct init_opts *o, int from_setup
             continue;
         } else if (strcmp(argv[i], "--lock-userns") == 0) {
             o->lock_userns = 1;
+            continue;
+        } else if (strcmp(argv[i], "--have-guard") == 0) {
+            o->have_guard = 1;
             continue;
         } else if (strcmp(argv[i], "--setup") == 0 && !from_setup) {
             o->await_setup = 1;
@@ -638,7 +672,8 @@ static void say_ready(struct server *sv)
 
 int init_main(int argc, char **argv)
 {
-    struct server sv = {.ctrl = -1, .sigfd = -1, .spare_sock = -1, .pair = {-1, -1}};
+    struct server sv = {.ctrl = -1, .sigfd = -1, .spare_sock = -1, .pair = {-1, -1},
+                        .watch = {.fd = -1}};
     if (getpid() != 1) {
         /* kill(-1) anywhere else would hit every process of the user. */
         fprintf(stderr, "ccsb-init: init must run as PID 1 of a sandbox\n");
@@ -684,7 +719,7 @@ int init_main(int argc, char **argv)
     /* The policy's mounts, no nested user namespace, then no capability is
      * left, before anything else can run in here. */
     char why[INIT_TEXT_MAX];
-    if (init_apply_mounts(sv.opts.mounts, sv.opts.n_mounts, why, sizeof why) < 0 ||
+    if (init_apply_mounts(sv.opts.mounts, sv.opts.n_mounts, &sv.watch, why, sizeof why) < 0 ||
         (sv.opts.lock_userns && init_lock_userns(why, sizeof why) < 0) ||
         init_drop_caps(why, sizeof why) < 0)
         fatal_text(&sv, why);
@@ -718,16 +753,24 @@ int init_main(int argc, char **argv)
             have_early = 1;
     }
     say_ready(&sv);
+    /* (what changed between a mount and the watch's start) */
+    check_mounts(&sv);
     if (have_early)
         handle_msg(&sv, &early, early_fds, early_n);
 
     for (;;) {
-        struct pollfd p[2] = {{.fd = sv.ctrl, .events = POLLIN}, {.fd = sv.sigfd, .events = POLLIN}};
-        if (poll(p, 2, -1) < 0) {
+        struct pollfd p[3] = {{.fd = sv.ctrl, .events = POLLIN},
+                              {.fd = sv.sigfd, .events = POLLIN},
+                              {.fd = sv.watch.fd, .events = POLLPRI}};
+        if (poll(p, 3, -1) < 0) {
             if (errno == EINTR)
                 continue;
             fatal(&sv, "poll", errno);
         }
+        /* First: the sooner a detached protection ends the sandbox, the
+         * less time anything in it has to use the gap. */
+        if (p[2].revents)
+            check_mounts(&sv);
         if (p[1].revents) {
             struct signalfd_siginfo si;
             while (read(sv.sigfd, &si, sizeof si) == (ssize_t)sizeof si)

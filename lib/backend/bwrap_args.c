@@ -819,6 +819,10 @@ static int emit_init(struct builder *b)
         r = args3(b, "--", INIT_GUEST_PATH, "init");
     if (!r && b->o->lock_userns)
         r = arg(b, "--lock-userns");
+    /* A protected file whose read-only bind the host detaches (saving by
+     * rename) stays refused by name: ccsb-init reports it and goes on. */
+    if (!r && b->o->have_guard && b->out->init_mounts.n)
+        r = arg(b, "--have-guard");
     /* Placeholders are made by the host while bwrap starts: wait for them. */
     if (!r && (b->out->ph_files.n || b->out->ph_dirs.n))
         r = arg(b, "--await-go");

@@ -38,6 +38,13 @@ static int read_one(struct bwrap_session *bs)
     int fds[INIT_MAX_FDS];
     size_t nfds = INIT_MAX_FDS;
     int r = init_recv(bs->ctrl, &m, fds, &nfds);
+    if (r == -ECONNRESET) {
+        /* ccsb-init exited with our requests unread in its queue: the
+         * kernel reports that once, ahead of what it sent before exiting
+         * (its last word, a DETACHED or FATAL, must not be lost). */
+        nfds = INIT_MAX_FDS;
+        r = init_recv(bs->ctrl, &m, fds, &nfds);
+    }
     if (r == -EAGAIN || r == -EWOULDBLOCK)
         return 0;
     if (r <= 0) {
@@ -146,6 +153,68 @@ int bwrap_wait_reply(struct bwrap_session *bs, uint64_t id, uint32_t t1, uint32_
     }
 }
 
+static const char *protection_name(int kind)
+{
+    switch (kind) {
+    case INIT_PROT_MASK_FILE:
+        return "the deny-read mask over a file";
+    case INIT_PROT_MASK_DIR:
+        return "the deny-read mask over a directory";
+    case INIT_PROT_PIN_DIR:
+        return "the deny-write bind over a directory";
+    case INIT_PROT_PIN_FILE:
+        return "the deny-write bind over a file";
+    default:
+        return "a protection mount";
+    }
+}
+
+/*
+ * A mount ccsb-init made for the policy detached: the host replaced or
+ * removed the node under it. One violation event names the path; when
+ * ccsb-init ended the sandbox for it (it killed every process first), the
+ * running execs are reported killed and the session goes to ERROR.
+ */
+static void on_detached(struct ccsb_session *s, struct bwrap_session *bs,
+                        const struct init_msg *m)
+{
+    char path[INIT_TEXT_MAX];
+    snprintf(path, sizeof path, "%s", m->text);
+    char how[128];
+    if (m->c == 0)
+        snprintf(how, sizeof how, "replaced it (renamed another file over it, or removed "
+                                  "and recreated it)");
+    else if (m->c == ENOENT)
+        snprintf(how, sizeof how, "removed it");
+    else
+        snprintf(how, sizeof how, "changed it (it cannot be looked up: %s)", strerror(m->c));
+    char raw[512];
+    snprintf(raw, sizeof raw, "the host %s, which detached %s in the sandbox; %s", how,
+             protection_name(m->a),
+             m->b ? "every process in the sandbox was killed and the session stopped"
+                  : "the seccomp guard still refuses writes to it by name, so the session "
+                    "goes on");
+    session_violation(s, 0, "mount-detached", path, raw);
+    if (!m->b)
+        return;
+    bs->dead = 1; /* ccsb-init exits next */
+    if (bs->stopping || bs->died_reported || s->ending)
+        return;
+    bs->died_reported = 1;
+    for (struct exec *x = s->execs; x; x = x->next)
+        if (x->running && !x->kill_reason)
+            x->kill_reason = CCSB_KILL_HOST;
+    for (struct exec *x = s->execs, *next; x; x = next) {
+        next = x->next; /* exec_exited may release x */
+        if (x->running)
+            exec_exited(x, -1, SIGKILL);
+    }
+    if (s->state != CCSB_STATE_DESTROYED)
+        session_fail(s, "the host replaced or removed protected path %s (%s was gone); the "
+                        "session was stopped to keep the policy",
+                     path, protection_name(m->a));
+}
+
 static void handle(struct ccsb_session *s, struct bwrap_session *bs, const struct init_msg *m,
                    int fd)
 {
@@ -168,6 +237,9 @@ static void handle(struct ccsb_session *s, struct bwrap_session *bs, const struc
         if (fd >= 0)
             bwrap_guard_listener(bs, m->id, fd); /* takes it */
         fd = -1;
+        break;
+    case INIT_MSG_DETACHED:
+        on_detached(s, bs, m);
         break;
     case INIT_MSG_FATAL:
         bs->dead = 1;

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define INIT_PROTO_VERSION 2
+#define INIT_PROTO_VERSION 3
 
 /* The fd number of the control socket inside ccsb-init. */
 #define INIT_CTRL_FD 3
@@ -43,6 +43,15 @@ enum init_msg_type {
     INIT_MSG_FATAL = 6,   /* ccsb-init cannot go on: text says why; it exits next */
     INIT_MSG_GUARD = 7,   /* id = exec id; fds: [seccomp listener]. Sent by the exec's
                              own child after it loaded the guard filter, before exec */
+    INIT_MSG_DETACHED = 8,/* a mount ccsb-init made for the policy no longer covers its
+                             path (the host renamed a file over it or removed it, and
+                             the kernel detached every mount on the old node): a = what
+                             it was (INIT_PROT_*), b = 1 when the sandbox was ended for
+                             it (every process killed first; ccsb-init exits next),
+                             0 when it goes on (a file's deny-write bind, the seccomp
+                             guard still refusing writes by name), c = errno of looking
+                             the path up now (0: another node is there);
+                             text = the path as the sandbox sees it */
 
     /* host -> ccsb-init */
     INIT_MSG_EXEC = 16,   /* id; flags INIT_EXEC_*; a = rows, b = cols;
@@ -85,6 +94,12 @@ enum init_msg_type {
  * EOF there and it exits instead (a command sent ahead of the host's attach
  * never runs for a launch that failed). */
 #define INIT_EXEC_GATE 0x4u
+
+/* What a detached mount protected (INIT_MSG_DETACHED's a). */
+#define INIT_PROT_MASK_FILE 1 /* --mask-file: a deny-read file */
+#define INIT_PROT_MASK_DIR 2  /* --mask-dir: a deny-read directory */
+#define INIT_PROT_PIN_DIR 3   /* --pin / --ro over a directory */
+#define INIT_PROT_PIN_FILE 4  /* --ro over a file */
 
 #define INIT_TEXT_MAX 240
 

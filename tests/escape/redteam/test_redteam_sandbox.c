@@ -328,15 +328,14 @@ START_TEST(host_git_rewrites_repo_config)
 }
 END_TEST
 
-/* ---- known open: each of these escapes works today ------------------------------ */
-
 /*
- * Run only with --known-open (meson: redteam-known-open, suite
- * escape-open, should_fail).
+ * The host replaces a masked secret file the way `git credential-store`,
+ * `docker login` and friends save: a new file renamed over the old one,
+ * which detaches the mask in the sandbox. ccsb-init sees its mount table
+ * change and ends the sandbox before the next command can run; the
+ * deterministic version of this attack (a command already waiting) is
+ * test_redteam_detach.c.
  */
-
-/* The same for a masked secret file: `git credential-store`, `docker login`
- * and friends save by renaming a new file over the old one. */
 START_TEST(host_renames_over_masked_secret)
 {
     char *cred = join(H, ".git-credentials");
@@ -346,9 +345,28 @@ START_TEST(host_renames_over_masked_secret)
     ck_assert_int_eq(x->code, 0);
     ck_assert_ptr_null(strstr(x->out, "OLD-TOKEN"));
     host_saves(cred, "https://u:NEW-TOKEN@example.com\n");
-    x = runf("cat ~/.git-credentials 2>&1");
-    ck_assert_msg(strstr(x->out, "NEW-TOKEN") == NULL,
-                  "a secret file replaced on the host is readable inside: %s", x->out);
+    ccsb_exec_req *req;
+    ck_assert_int_eq(ccsb_exec_req_new(&req), 0);
+    const char *argv[] = {"sh", "-c", "cat ~/.git-credentials 2>&1"};
+    ck_assert_int_eq(ccsb_exec_req_set_argv(req, argv, 3), 0);
+    uint64_t id = 0;
+    int r = ccsb_exec(h.s, req, &id);
+    ccsb_exec_req_free(req);
+    if (r == 0) { /* taken before the stop: it must not have read it */
+        struct h_exec *rec = &h.execs[h.n++];
+        memset(rec, 0, sizeof *rec);
+        rec->id = id;
+        ck_assert_int_eq(h_wait(&h, id, 30000), 0);
+        ck_assert_msg(strstr(rec->out, "NEW-TOKEN") == NULL,
+                      "a secret file replaced on the host is readable inside: %s", rec->out);
+    }
+    double end = h_now() + 5;
+    while (ccsb_session_state(h.s) != CCSB_STATE_ERROR && h_now() < end)
+        h_pump(&h, 10);
+    ck_assert_int_eq(ccsb_session_state(h.s), CCSB_STATE_ERROR);
+    ck_assert_msg(h_saw_violation(&h, "mount-detached", ".git-credentials"),
+                  "no mount-detached violation; the session ended with: %s",
+                  ccsb_session_error(h.s));
     free(cred);
 }
 END_TEST
@@ -569,18 +587,9 @@ START_TEST(host_abstract_unix_socket)
 }
 END_TEST
 
-static Suite *suite(int known_open)
+static Suite *suite(void)
 {
     Suite *s = suite_create("redteam-sandbox");
-    if (known_open) {
-        TCase *open_ = tcase_create("known-open");
-        tcase_set_timeout(open_, 120);
-        tcase_add_unchecked_fixture(open_, h_tmp_begin, h_tmp_end);
-        tcase_add_checked_fixture(open_, setup, teardown);
-        tcase_add_test(open_, host_renames_over_masked_secret);
-        suite_add_tcase(s, open_);
-        return s;
-    }
     TCase *tc = tcase_create("attempts");
     tcase_set_timeout(tc, 120);
     tcase_add_unchecked_fixture(tc, h_tmp_begin, h_tmp_end);
@@ -588,6 +597,7 @@ static Suite *suite(int known_open)
     tcase_add_test(tc, plant_missing_secret_files);
     tcase_add_test(tc, host_renames_over_protected_file);
     tcase_add_test(tc, host_git_rewrites_repo_config);
+    tcase_add_test(tc, host_renames_over_masked_secret);
     tcase_add_test(tc, read_secret_created_after_launch);
     tcase_add_loop_test(tc, placeholder_removed_under_another_session, 0, 2);
     tcase_add_test(tc, host_sysctls_writable);
@@ -599,9 +609,9 @@ static Suite *suite(int known_open)
     return s;
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
-    SRunner *sr = srunner_create(suite(argc > 1 && strcmp(argv[1], "--known-open") == 0));
+    SRunner *sr = srunner_create(suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

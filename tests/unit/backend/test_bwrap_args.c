@@ -198,6 +198,7 @@ START_TEST(base_layout)
     /* nothing for ccsb-init to mount: it gets no capability at all */
     ck_assert_int_eq(find(1, "--cap-add"), -1);
     ck_assert_int_eq(find(1, "--lock-userns"), -1);
+    ck_assert_int_eq(find(1, "--have-guard"), -1);
 }
 END_TEST
 
@@ -336,6 +337,8 @@ START_TEST(deny_write_missing_held_by_guard)
     ck_assert_uint_eq(plan.ph_dirs.n, 1);
     ck_assert_str_eq(plan.ph_dirs.v[0], "/home/u/.aws");
     ck_assert_int_ge(find(2, "--ro", "/home/u/.aws"), 0);
+    /* ccsb-init is told: a file's bind the host detaches is then reported only */
+    ck_assert_int_gt(find(1, "--have-guard"), (int)plan.cmd_at);
 }
 END_TEST
 
