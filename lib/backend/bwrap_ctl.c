@@ -266,7 +266,9 @@ static void handle(struct ccsb_session *s, struct bwrap_session *bs, const struc
 void bwrap_dispatch(struct ccsb_session *s, struct bwrap_session *bs)
 {
     for (int rounds = 0; rounds < 4 * BWRAP_PENDING_MAX; rounds++) {
-        if (bs->npending == 0 && (bs->dead || read_one(bs) <= 0))
+        /* Read on when ccsb-init is known dead (a send failed, or its
+         * FATAL came): what it said before exiting is still queued. */
+        if (bs->npending == 0 && read_one(bs) <= 0)
             break;
         if (bs->npending == 0)
             continue;
