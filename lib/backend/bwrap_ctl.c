@@ -201,18 +201,12 @@ static void on_detached(struct ccsb_session *s, struct bwrap_session *bs,
     if (bs->stopping || bs->died_reported || s->ending)
         return;
     bs->died_reported = 1;
-    for (struct exec *x = s->execs; x; x = x->next)
-        if (x->running && !x->kill_reason)
-            x->kill_reason = CCSB_KILL_HOST;
-    for (struct exec *x = s->execs, *next; x; x = next) {
-        next = x->next; /* exec_exited may release x */
-        if (x->running)
-            exec_exited(x, -1, SIGKILL);
-    }
-    if (s->state != CCSB_STATE_DESTROYED)
-        session_fail(s, "the host replaced or removed protected path %s (%s was gone); the "
-                        "session was stopped to keep the policy",
-                     path, protection_name(m->a));
+    char why[INIT_TEXT_MAX + 192];
+    snprintf(why, sizeof why,
+             "the host replaced or removed protected path %s (%s was gone); the session was "
+             "stopped to keep the policy",
+             path, protection_name(m->a));
+    session_lost(s, why);
 }
 
 static void handle(struct ccsb_session *s, struct bwrap_session *bs, const struct init_msg *m,

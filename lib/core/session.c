@@ -123,6 +123,13 @@ int session_running_execs(const struct ccsb_session *s)
 
 void session_died(struct ccsb_session *s, const char *why)
 {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "the sandbox died: %s", why);
+    session_lost(s, msg);
+}
+
+void session_lost(struct ccsb_session *s, const char *why)
+{
     /* An end_session exec ended: the sandbox ending now is the plan, and
      * the deferred stop reports whatever is left. */
     if (s->ending)
@@ -136,7 +143,7 @@ void session_died(struct ccsb_session *s, const char *why)
             exec_exited(x, -1, SIGKILL);
     }
     if (s->state != CCSB_STATE_DESTROYED)
-        session_fail(s, "the sandbox died: %s", why);
+        session_fail(s, "%s", why);
 }
 
 /* ---- launch ----------------------------------------------------------- */

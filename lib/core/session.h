@@ -91,6 +91,8 @@ void exec_exited(struct exec *x, int code, int sig);
  * running exec gets killed(host) + exit; the session goes to ERROR.
  */
 void session_died(struct ccsb_session *s, const char *why);
+/* The same with a message of the backend's own (said as is). */
+void session_lost(struct ccsb_session *s, const char *why);
 
 /* Number of execs whose main process still runs. */
 int session_running_execs(const struct ccsb_session *s);
