@@ -25,6 +25,8 @@ struct init_exec_data;
 #define INIT_MOUNT_RO 2
 #define INIT_MOUNT_MASK_DIR 3
 #define INIT_MOUNT_MASK_FILE 4
+#define INIT_MOUNT_DEV 5 /* /dev from the host's nodes bound at PATH (then hidden) */
+#define INIT_MOUNT_REMOUNT_RO 6 /* PATH's own mount read-only (not recursive) */
 
 struct init_mount {
     int op; /* INIT_MOUNT_* */
@@ -127,6 +129,22 @@ long init_watch_next_lost(struct init_watch *w, size_t *pos, int *err);
 
 /* Makes the policy's mounts (init_mounts.c) and remembers them in w.
  * 0 or -errno with err set. */
+/* init_mounts.c's tools, shared with init_dev.c. */
+/* path reached with no symlink followed: an O_PATH fd or -errno */
+int init_open_nofollow(const char *path);
+/* a detached mount (fd) moved onto target (O_PATH fd): 0 or -errno */
+int init_attach(int mnt, int target);
+/* an empty read-only tmpfs, mode 0000, onto target: its mount fd or -errno */
+int init_empty_tmpfs_onto(int target);
+/*
+ * /dev as bubblewrap's --dev makes it, from the host's device nodes that
+ * bwrap bound (recursively) at `from`: a tmpfs with null, zero, full,
+ * random, urandom and tty bound in, a devpts of its own, the usual
+ * symlinks; then `from` is unmounted (or, where its mounts are locked,
+ * covered), so nothing else of the host's /dev stays reachable.
+ * 0 or -errno with err set.
+ */
+int init_make_dev(const char *from, char *err, size_t errlen);
 int init_apply_mounts(const struct init_mount *m, size_t n, struct init_watch *w, char *err,
                       size_t errlen);
 /* Sets this user namespace's max_user_namespaces to 0 and verifies it;

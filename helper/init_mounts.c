@@ -7,6 +7,8 @@
  *   --ro PATH         bind PATH onto itself read-only (nosuid, nodev)
  *   --mask-dir PATH   an empty read-only tmpfs, mode 0000, over PATH
  *   --mask-file PATH  /dev/null (read-only, nodev: opening it fails) over PATH
+ *   --dev HOSTDEV     /dev, from the host's nodes bound at HOSTDEV (init_dev.c)
+ *   --remount-ro PATH PATH's own mount read-only (the root, after the rest)
  *
  * Every path is reached without following symlinks (openat2
  * RESOLVE_NO_SYMLINKS) and mounted with the new mount API, so nothing a
@@ -42,7 +44,7 @@
 
 #include "linux_api.h"
 
-static int open_nofollow(const char *path)
+int init_open_nofollow(const char *path)
 {
     struct open_how how = {.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
                            .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
@@ -50,7 +52,7 @@ static int open_nofollow(const char *path)
     return fd < 0 ? -errno : (int)fd;
 }
 
-static int attach(int mnt, int target)
+int init_attach(int mnt, int target)
 {
     if (move_mount(mnt, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
         return -errno;
@@ -75,7 +77,7 @@ static int bind_onto(int from, int target, int ro)
         return -errno;
     int r = ro ? set_attr(mnt, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) : 0;
     if (!r)
-        r = attach(mnt, target);
+        r = init_attach(mnt, target);
     if (r < 0) {
         close(mnt);
         return r;
@@ -84,7 +86,7 @@ static int bind_onto(int from, int target, int ro)
 }
 
 /* Returns the mount's fd (attached) or -errno. */
-static int empty_tmpfs_onto(int target)
+int init_empty_tmpfs_onto(int target)
 {
     int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
     if (fs < 0)
@@ -101,7 +103,7 @@ static int empty_tmpfs_onto(int target)
         r = -errno;
     close(fs);
     if (!r)
-        r = attach(mnt, target);
+        r = init_attach(mnt, target);
     if (r < 0 && mnt >= 0)
         close(mnt);
     return r < 0 ? r : mnt;
@@ -149,7 +151,7 @@ static int hold_if_placeholder(int target, const struct stat *st)
  */
 static int open_target(const char *path, int *is_dir)
 {
-    int fd = open_nofollow(path);
+    int fd = init_open_nofollow(path);
     if (fd < 0)
         return fd;
     struct stat st;
@@ -162,6 +164,17 @@ static int open_target(const char *path, int *is_dir)
     }
     *is_dir = S_ISDIR(st.st_mode);
     return fd;
+}
+
+static int remount_ro(const char *path)
+{
+    int fd = init_open_nofollow(path);
+    if (fd < 0)
+        return fd;
+    struct mount_attr a = {.attr_set = MOUNT_ATTR_RDONLY};
+    int r = mount_setattr(fd, "", AT_EMPTY_PATH, &a, sizeof a) < 0 ? -errno : 0;
+    close(fd);
+    return r;
 }
 
 /* 1 when our user namespace owns our mount namespace (bwrap run by uid 0,
@@ -212,6 +225,23 @@ int init_apply_mounts(const struct init_mount *m, size_t n, struct init_watch *w
     }
     int devnull = -1;
     for (size_t i = 0; i < n; i++) {
+        if (m[i].op == INIT_MOUNT_DEV) {
+            /* Ours from the start (a fresh tmpfs, nothing of the host's
+             * file system under it): nothing to watch. */
+            r = init_make_dev(m[i].path, err, errlen);
+            if (r < 0)
+                return r;
+            continue;
+        }
+        if (m[i].op == INIT_MOUNT_REMOUNT_RO) {
+            /* bwrap's --remount-ro, without its mountinfo parse */
+            r = remount_ro(m[i].path);
+            if (r < 0) {
+                snprintf(err, errlen, "cannot make %s read-only: %s", m[i].path, strerror(-r));
+                return r;
+            }
+            continue;
+        }
         int is_dir = 0, kind = 0;
         int target = open_target(m[i].path, &is_dir);
         r = target;
@@ -223,12 +253,12 @@ int init_apply_mounts(const struct init_mount *m, size_t n, struct init_watch *w
                 kind = is_dir ? INIT_PROT_PIN_DIR : INIT_PROT_PIN_FILE;
                 break;
             case INIT_MOUNT_MASK_DIR:
-                r = empty_tmpfs_onto(target);
+                r = init_empty_tmpfs_onto(target);
                 kind = INIT_PROT_MASK_DIR;
                 break;
             case INIT_MOUNT_MASK_FILE:
                 if (devnull < 0)
-                    devnull = open_nofollow("/dev/null");
+                    devnull = init_open_nofollow("/dev/null");
                 r = devnull < 0 ? devnull : bind_onto(devnull, target, 1);
                 kind = INIT_PROT_MASK_FILE;
                 break;
@@ -283,7 +313,7 @@ int init_lock_userns(char *err, size_t errlen)
                               "sandbox's own user namespace");
         return -EPERM;
     }
-    int sys = open_nofollow("/proc/sys");
+    int sys = init_open_nofollow("/proc/sys");
     if (sys < 0) {
         snprintf(err, errlen, "cannot open /proc/sys: %s", strerror(-sys));
         return sys;

@@ -433,7 +433,9 @@ static int mount_op(const char *opt)
     } ops[] = {{"--pin", INIT_MOUNT_PIN},
                {"--ro", INIT_MOUNT_RO},
                {"--mask-dir", INIT_MOUNT_MASK_DIR},
-               {"--mask-file", INIT_MOUNT_MASK_FILE}};
+               {"--mask-file", INIT_MOUNT_MASK_FILE},
+               {"--dev", INIT_MOUNT_DEV},
+               {"--remount-ro", INIT_MOUNT_REMOUNT_RO}};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (strcmp(opt, ops[i].name) == 0)
             return ops[i].op;

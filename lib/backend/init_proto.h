@@ -27,6 +27,9 @@
 /* Where the helper is bound inside every sandbox (read-only). */
 #define INIT_GUEST_DIR "/run/ccsb"
 #define INIT_GUEST_PATH "/run/ccsb/ccsb-init"
+/* Where bwrap binds the host's /dev for ccsb-init to make /dev from (and
+ * then take away): see helper/init_dev.c. */
+#define INIT_GUEST_HOSTDEV "/run/ccsb/hostdev"
 
 /* Most fds one message carries. */
 #define INIT_MAX_FDS 7

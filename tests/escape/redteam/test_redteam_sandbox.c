@@ -371,6 +371,44 @@ START_TEST(host_renames_over_masked_secret)
 }
 END_TEST
 
+/* ---- /dev ------------------------------------------------------------------------ */
+
+/*
+ * ccsb-init makes /dev from the host's /dev, which bwrap binds whole at
+ * /run/ccsb/hostdev for it (one bind instead of one per node), and then
+ * takes that away. Nothing of the host's /dev but the six nodes may be
+ * reachable: not its shm (a file the host put there), not its ptys, not
+ * a disk or /dev/kmsg, under any path.
+ */
+START_TEST(host_dev_unreachable)
+{
+    char marker[64];
+    snprintf(marker, sizeof marker, "/dev/shm/ccsb-rt-%d", (int)getpid());
+    h_write(marker, "HOST-SHM\n");
+    launch();
+    struct h_exec *x = runf(
+        "ls -A /run/ccsb/hostdev 2>&1 | head -5; echo LS-DONE; "
+        "cat /run/ccsb/hostdev/shm/%s /dev/shm/%s 2>/dev/null; "
+        "for d in /run/ccsb/hostdev/kmsg /run/ccsb/hostdev/pts/0 /run/ccsb/hostdev/null "
+        "/dev/kmsg /dev/mem /dev/sda /dev/vda; do test -e $d && echo REACHED $d; done; "
+        "ls /dev | tr '\\n' ' '; echo; "
+        "python3 -c 'import os; m, s = os.openpty(); os.write(m, b\"x\\n\"); "
+        "print(\"PTY\", os.ttyname(s), os.read(s, 2))'",
+        strrchr(marker, '/') + 1, strrchr(marker, '/') + 1);
+    unlink(marker);
+    ck_assert_msg(strstr(x->out, "HOST-SHM") == NULL && strstr(x->out, "REACHED") == NULL,
+                  "the host's /dev is reachable: %s%s", x->out, x->err);
+    /* ls printed nothing but its marker (empty, or not even listable) */
+    ck_assert_msg(strncmp(x->out, "LS-DONE", 7) == 0 || strstr(x->out, "Permission denied"),
+                  "the host's /dev is listable: %s", x->out);
+    const char *want[] = {"full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin",
+                          "stdout", "tty", "urandom", "zero", "fd"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        ck_assert_msg(strstr(x->out, want[i]), "/dev lacks %s: %s", want[i], x->out);
+    ck_assert_msg(strstr(x->out, "PTY /dev/pts/0 b'x") != NULL, "no pty: %s%s", x->out, x->err);
+}
+END_TEST
+
 /* ---- /proc/sys ------------------------------------------------------------------ */
 
 /*
@@ -600,6 +638,7 @@ static Suite *suite(void)
     tcase_add_test(tc, host_renames_over_masked_secret);
     tcase_add_test(tc, read_secret_created_after_launch);
     tcase_add_loop_test(tc, placeholder_removed_under_another_session, 0, 2);
+    tcase_add_test(tc, host_dev_unreachable);
     tcase_add_test(tc, host_sysctls_writable);
     tcase_add_test(tc, read_host_session_keyring);
     tcase_add_test(tc, take_over_init);

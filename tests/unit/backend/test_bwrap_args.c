@@ -183,20 +183,29 @@ START_TEST(base_layout)
     ck_assert_int_ge(find(3, "--symlink", "usr/bin", "/bin"), 0);
     ck_assert_int_ge(find(3, "--ro-bind", "/etc", "/etc"), 0);
     ck_assert_int_eq(find(1, "/lib32"), -1); /* absent on the host: absent here */
-    ck_assert_int_ge(find(2, "--dev", "/dev"), 0);
     ck_assert_int_ge(find(2, "--proc", "/proc"), 0);
     ck_assert_int_ge(find(2, "--tmpfs", "/tmp"), 0);
     ck_assert_int_ge(find(3, "--ro-bind", "/opt/ccsb/ccsb-init", "/run/ccsb/ccsb-init"), 0);
-    /* the root goes read-only last, then the command */
-    int ro = find(2, "--remount-ro", "/");
-    ck_assert_int_ge(ro, 0);
-    ck_assert_int_eq((int)plan.cmd_at, ro + 2);
     ck_assert_str_eq(plan.argv.v[plan.cmd_at], "--");
     ck_assert_str_eq(plan.argv.v[plan.cmd_at + 1], "/run/ccsb/ccsb-init");
     ck_assert_str_eq(plan.argv.v[plan.cmd_at + 2], "init");
     ck_assert_uint_eq(plan.ph_files.n + plan.ph_dirs.n, 0);
-    /* nothing for ccsb-init to mount: it gets no capability at all */
-    ck_assert_int_eq(find(1, "--cap-add"), -1);
+    /* ccsb-init, not bwrap (whose binds each parse mountinfo), makes /dev
+     * from the host's bound once, /proc/sys read-only, and the root
+     * read-only; bwrap only binds the host's /dev where it will look */
+    ck_assert_int_eq(find(2, "--dev", "/dev"), -1);
+    ck_assert_int_ge(find(2, "--dir", "/dev"), 0);
+    int hd = find(3, "--dev-bind", "/dev", "/run/ccsb/hostdev");
+    ck_assert_int_ge(hd, 0);
+    ck_assert_int_lt(hd, (int)plan.cmd_at);
+    ck_assert_int_gt(find(2, "--dev", "/run/ccsb/hostdev"), (int)plan.cmd_at);
+    ck_assert_int_gt(find(2, "--ro", "/proc/sys"), (int)plan.cmd_at);
+    ck_assert_int_gt(find(2, "--remount-ro", "/"), (int)plan.cmd_at);
+    ck_assert_int_eq(find(3, "--ro-bind", "/proc/sys", "/proc/sys"), -1);
+    /* for that, and no more: CAP_SYS_ADMIN, and CAP_SETPCAP to drop it */
+    int caps = find(4, "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP");
+    ck_assert_int_ge(caps, 0);
+    ck_assert_int_eq(find(1, "CAP_SYS_RESOURCE"), -1);
     ck_assert_int_eq(find(1, "--lock-userns"), -1);
     ck_assert_int_eq(find(1, "--have-guard"), -1);
 }
