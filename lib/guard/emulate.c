@@ -150,6 +150,25 @@ static int check_rules(struct op *o, const struct res_out *r, const char *action
     return deny_rule(o, rc, which, action, where, argpath);
 }
 
+/*
+ * 1 when an existing file reached by a name that is not protected is still
+ * a protected file under another name (a hard link: the read-only bind and
+ * the name rules cover one name only). Answered and reported.
+ */
+static int check_links(struct op *o, const struct res_out *r, const char *action,
+                       const char *argpath)
+{
+    if (r->parentfd < 0 || r->objfd < 0 || S_ISDIR(r->st.st_mode) || r->st.st_nlink < 2)
+        return 0; /* a nameless object had the identity check in check_rules */
+    const char *which = NULL;
+    int rc = path_rules_check_ident(o->em->rules, r->objfd, &which);
+    if (rc == 0)
+        return 0;
+    char where[PATH_MAX + NAME_MAX + 2];
+    shown_path(o, r, where, sizeof where);
+    return deny_rule(o, rc, which, action, where, argpath);
+}
+
 /* Both checks on a name about to be created. */
 static int check_new(struct op *o, const struct res_out *r, int kind, const char *action,
                      const char *argpath)
@@ -564,7 +583,7 @@ static void do_open(struct op *o, int dirfd, int pathi, int flags, mode_t mode)
              * a glob: existing matches are read-only from launch on. */
             if ((flags & (O_ACCMODE | O_TRUNC)) &&
                 ((r.parentfd >= 0 && check_glob(o, &r, GLOB_FILE, act, path)) ||
-                 check_rules(o, &r, act, path))) {
+                 check_rules(o, &r, act, path) || check_links(o, &r, act, path))) {
                 res_out_close(&r);
                 break;
             }
@@ -638,7 +657,7 @@ static void do_truncate(struct op *o)
         return answer(o, 0, err);
     }
     if ((r.parentfd >= 0 && check_glob(o, &r, GLOB_FILE, act, path)) ||
-        check_rules(o, &r, act, path)) {
+        check_rules(o, &r, act, path) || check_links(o, &r, act, path)) {
         res_out_close(&r);
         return;
     }
@@ -819,6 +838,8 @@ static void do_link(struct op *o, int olddfd, int oldi, int newdfd, int newi, in
     const char *which = NULL;
     int rc0 = so_parent >= 0 ? path_rules_check(o->em->rules, so_parent, so_name, &which)
                              : path_rules_check_obj(o->em->rules, src, &which);
+    if (rc0 == 0 && so_parent >= 0 && S_ISREG(st.st_mode) && st.st_nlink > 1)
+        rc0 = path_rules_check_ident(o->em->rules, src, &which); /* linked already */
     if (so_parent >= 0)
         close(so_parent);
     so_parent = -1;

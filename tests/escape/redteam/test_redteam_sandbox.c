@@ -329,6 +329,37 @@ START_TEST(host_git_rewrites_repo_config)
 END_TEST
 
 /*
+ * A second name for a protected file: a hard link in the writable home
+ * (left by an earlier session that linked the host's ~/.gitconfig.lock
+ * before git renamed it into place, or made on the host). The read-only
+ * bind covers one name only; the guard must refuse writing the inode
+ * through any other name.
+ */
+START_TEST(write_protected_file_through_hard_link)
+{
+    char *cfg = join(H, ".gitconfig"), *other = join(H, "stash");
+    h_write(cfg, "[user]\n\tname = host\n");
+    ck_assert_int_eq(link(cfg, other), 0);
+    launch();
+    struct h_exec *x = runf("cd %s; printf '[core]\\n\\tfsmonitor = id\\n' >> stash && "
+                            "echo WROTE-append; true > stash && echo WROTE-trunc; "
+                            "truncate -s 0 stash && echo WROTE-truncate; "
+                            "ln stash stash2 && echo >> stash2 && echo WROTE-link2; "
+                            "echo ok > notes.txt && cat notes.txt",
+                            H);
+    ck_assert_msg(strstr(x->out, "WROTE-") == NULL,
+                  "a protected file was written through a hard link: %s%s", x->out, x->err);
+    ck_assert_msg(strstr(x->out, "ok") != NULL, "code %d sig %d: %s%s", x->code, x->sig, x->out, x->err);
+    char *now = h_read(cfg);
+    ck_assert_msg(now && strcmp(now, "[user]\n\tname = host\n") == 0,
+                  "the host's file was changed: %s", now ? now : "(gone)");
+    free(now);
+    free(cfg);
+    free(other);
+}
+END_TEST
+
+/*
  * The host replaces a masked secret file the way `git credential-store`,
  * `docker login` and friends save: a new file renamed over the old one,
  * which detaches the mask in the sandbox. ccsb-init sees its mount table
@@ -554,7 +585,7 @@ START_TEST(take_over_spare)
      * (.bashrc is a missing mandatory deny-write path of the workspace) */
     x = runf("echo k > .bashrc 2>/dev/null && echo PLANTED; echo ok > fine.txt && cat fine.txt");
     ck_assert_msg(strstr(x->out, "PLANTED") == NULL, "%s", x->out);
-    ck_assert_msg(strstr(x->out, "ok") != NULL, "%s%s", x->out, x->err);
+    ck_assert_msg(strstr(x->out, "ok") != NULL, "code %d sig %d: %s%s", x->code, x->sig, x->out, x->err);
 }
 END_TEST
 
@@ -597,6 +628,7 @@ static Suite *suite(void)
     tcase_add_test(tc, plant_missing_secret_files);
     tcase_add_test(tc, host_renames_over_protected_file);
     tcase_add_test(tc, host_git_rewrites_repo_config);
+    tcase_add_test(tc, write_protected_file_through_hard_link);
     tcase_add_test(tc, host_renames_over_masked_secret);
     tcase_add_test(tc, read_secret_created_after_launch);
     tcase_add_loop_test(tc, placeholder_removed_under_another_session, 0, 2);
