@@ -360,6 +360,47 @@ START_TEST(write_protected_file_through_hard_link)
 END_TEST
 
 /*
+ * git saves ~/.gitconfig (and .git/config) by writing <name>.lock, in the
+ * same writable directory, and renaming it into place. While the lock file
+ * exists the sandbox can hold it open for writing or give it a second
+ * name, and after the rename either is the protected file. The host's
+ * steps are done one at a time here so that the race is won every time.
+ */
+START_TEST(hold_host_lock_file_across_rename)
+{
+    char *cfg = join(H, ".gitconfig"), *lock = join(H, ".gitconfig.lock");
+    h_write(cfg, "[user]\n\tname = host\n");
+    launch();
+    struct h_exec *x = runf("echo warm");
+    ck_assert_int_eq(x->code, 0);
+    h_write(lock, "[user]\n\tname = host2\n"); /* git: lock taken, written */
+    x = runf("cd %s; ln .gitconfig.lock stash && echo LINKED; "
+             "sh -c 'exec 9>>.gitconfig.lock || exit; echo held > held; "
+             "n=0; while [ ! -e go ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n+1)); done; "
+             "echo \"[alias] h = !id\" >&9 && echo WROTE-held > done' "
+             ">/dev/null 2>&1 </dev/null & "
+             "n=0; while [ ! -e held ] && [ $n -lt 20 ]; do sleep 0.05; n=$((n+1)); done; "
+             "[ -e held ] && echo HELD; echo started",
+             H);
+    ck_assert_msg(strstr(x->out, "started"), "%s%s", x->out, x->err);
+    ck_assert_int_eq(rename(lock, cfg), 0); /* git: commit the lock */
+    x = runf("cd %s; [ -e stash ] && echo '[core] fsmonitor = id' >> stash && echo WROTE-link; "
+             "touch go; n=0; while [ ! -e done ] && [ $n -lt 40 ]; do sleep 0.05; n=$((n+1)); "
+             "done; cat done 2>/dev/null; true",
+             H);
+    char *now = h_read(cfg);
+    ck_assert_msg(now && strstr(now, "host2") && !strstr(now, "fsmonitor") &&
+                      !strstr(now, "alias"),
+                  "the host's file was changed through its lock file: %s (%s%s)",
+                  now ? now : "(gone)", x->out, x->err);
+    ck_assert_msg(strstr(x->out, "WROTE-") == NULL, "%s%s", x->out, x->err);
+    free(now);
+    free(cfg);
+    free(lock);
+}
+END_TEST
+
+/*
  * The host replaces a masked secret file the way `git credential-store`,
  * `docker login` and friends save: a new file renamed over the old one,
  * which detaches the mask in the sandbox. ccsb-init sees its mount table
@@ -629,6 +670,7 @@ static Suite *suite(void)
     tcase_add_test(tc, host_renames_over_protected_file);
     tcase_add_test(tc, host_git_rewrites_repo_config);
     tcase_add_test(tc, write_protected_file_through_hard_link);
+    tcase_add_test(tc, hold_host_lock_file_across_rename);
     tcase_add_test(tc, host_renames_over_masked_secret);
     tcase_add_test(tc, read_secret_created_after_launch);
     tcase_add_loop_test(tc, placeholder_removed_under_another_session, 0, 2);
