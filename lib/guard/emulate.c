@@ -376,34 +376,54 @@ static int device_ok(dev_t rdev)
     return ma >= 136 && ma <= 143; /* pty slaves */
 }
 
-/* /dev/tty means "my controlling terminal": find the target's own fd for
- * it instead of opening ours. */
+/* An fd of process pid (pidfd pfd) open on terminal tty, or -ENXIO. */
+static int tty_fd_of(pid_t pid, int pfd, dev_t tty)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -ENXIO;
+    int found = -ENXIO;
+    for (int n = 0; n < 1024 && found < 0; n++) {
+        char name[16];
+        struct stat st;
+        snprintf(name, sizeof name, "%d", n);
+        if (fstatat(dfd, name, &st, 0) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == tty)
+            found = pidfd_dup(pfd, n);
+    }
+    close(dfd);
+    return found;
+}
+
+/*
+ * /dev/tty means "my controlling terminal": a handle to it is taken from
+ * the target's own fds, else from its session leader's (a child whose
+ * stdio was redirected still has the terminal; the leader that holds it
+ * is in the sandbox, and while the target lives in that session its id is
+ * not reused), instead of opening ours.
+ */
 static int open_ctty(struct op *o)
 {
     dev_t tty;
+    pid_t sid = 0;
     int r = creds_host(&o->em->creds);
     if (r == 0)
-        r = target_ctty(&o->t, &tty);
+        r = target_ctty(&o->t, &tty, &sid);
     if (r == 0 && tty == 0)
         r = -ENXIO;
-    int found = -ENXIO;
-    if (r == 0) {
-        char path[64];
-        snprintf(path, sizeof path, "/proc/%d/fd", (int)o->t.tid);
-        int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0) {
-            for (int n = 0; n < 1024 && found < 0; n++) {
-                char name[16];
-                struct stat st;
-                snprintf(name, sizeof name, "%d", n);
-                if (fstatat(dfd, name, &st, 0) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == tty)
-                    found = target_getfd(&o->t, n);
-            }
-            close(dfd);
+    if (r < 0)
+        return back_to_target(o, r, 0);
+    int pfd = target_pidfd(&o->t);
+    int found = pfd < 0 ? pfd : tty_fd_of(o->t.tid, pfd, tty);
+    if (found < 0 && sid > 0 && sid != o->t.tid) {
+        int lfd = pidfd_open_tid(sid);
+        if (lfd >= 0) {
+            found = tty_fd_of(sid, lfd, tty);
+            close(lfd);
         }
-        return back_to_target(o, found, 1); /* found through the tid: same task? */
     }
-    return back_to_target(o, r, 0);
+    return back_to_target(o, found, 1); /* found through the tid: same task? */
 }
 
 /* ------------------------------------------------------------------ */

@@ -401,6 +401,29 @@ START_TEST(hold_host_lock_file_across_rename)
 END_TEST
 
 /*
+ * Not an attack: with protected paths, opens for writing are answered by
+ * the guard, and /dev/tty must still mean the caller's controlling
+ * terminal when none of its own fds is that terminal (a prompt from a
+ * child whose stdio is redirected: ssh, gpg, sudo, less, fzf do this).
+ */
+START_TEST(dev_tty_with_stdio_redirected)
+{
+    launch();
+    uint64_t id = h_start(&h,
+                          "sh -c 'exec </dev/null >/dev/null 2>&1; "
+                          "printf TTY-REDIR-OK >/dev/tty; "
+                          "python3 -c \"import os; os.write(os.open(\\\"/dev/tty\\\", "
+                          "os.O_WRONLY), b\\\" TTY-WRONLY-OK\\\")\"'",
+                          24, 80);
+    ck_assert_int_eq(h_wait(&h, id, 10000), 0);
+    h_pump(&h, 50);
+    struct h_exec *x = h_exec(&h, id);
+    ck_assert_msg(strstr(x->out, "TTY-REDIR-OK") && strstr(x->out, "TTY-WRONLY-OK"),
+                  "/dev/tty without a terminal fd: code %d: %s", x->code, x->out);
+}
+END_TEST
+
+/*
  * The host replaces a masked secret file the way `git credential-store`,
  * `docker login` and friends save: a new file renamed over the old one,
  * which detaches the mask in the sandbox. ccsb-init sees its mount table
@@ -671,6 +694,7 @@ static Suite *suite(void)
     tcase_add_test(tc, host_git_rewrites_repo_config);
     tcase_add_test(tc, write_protected_file_through_hard_link);
     tcase_add_test(tc, hold_host_lock_file_across_rename);
+    tcase_add_test(tc, dev_tty_with_stdio_redirected);
     tcase_add_test(tc, host_renames_over_masked_secret);
     tcase_add_test(tc, read_secret_created_after_launch);
     tcase_add_loop_test(tc, placeholder_removed_under_another_session, 0, 2);
