@@ -487,6 +487,18 @@ static int is_secret(const struct builder *b, const char *host)
     return 0;
 }
 
+static int guard_rule_push(struct builder *b, const char *anchor, const char *rest)
+{
+    for (size_t i = 0; i < b->out->guard_anchors.n; i++)
+        if (strcmp(b->out->guard_anchors.v[i], anchor) == 0 &&
+            strcmp(b->out->guard_rests.v[i], rest) == 0)
+            return 0;
+    if (strv_push(&b->out->guard_anchors, anchor) < 0 ||
+        strv_push(&b->out->guard_rests, rest) < 0)
+        return NOMEM(b);
+    return 0;
+}
+
 /*
  * A protected path held by the guard: the anchor is the host path of the
  * parent of `cur` (for a missing path its first missing component, so the
@@ -502,16 +514,20 @@ static int guard_rule(struct builder *b, const char *path, const char *g, const 
     char *anchor = parent ? host_of(b, parent) : NULL;
     const char *rest = g + (plen ? plen + 1 : 1);
     int r = 0;
+    /* git saves a file as <name>.lock renamed into place (config, global
+     * config, .gitmodules): held open or linked by the sandbox while it
+     * exists, the lock file would be the protected file after the rename. */
+    const char *base = strrchr(g, '/') ? strrchr(g, '/') + 1 : g;
+    char *lock = NULL;
+    if (anchor && (existing || !bwrap_name_looks_like_dir(base)) &&
+        asprintf(&lock, "%s.lock", rest) < 0)
+        lock = NULL, r = NOMEM(b);
     if (!anchor) {
         r = NOMEM(b);
-    } else {
-        int dup = 0;
-        for (size_t i = 0; i < b->out->guard_anchors.n && !dup; i++)
-            dup = strcmp(b->out->guard_anchors.v[i], anchor) == 0 &&
-                  strcmp(b->out->guard_rests.v[i], rest) == 0;
-        if (!dup && (strv_push(&b->out->guard_anchors, anchor) < 0 ||
-                     strv_push(&b->out->guard_rests, rest) < 0))
-            r = NOMEM(b);
+    } else if (!r) {
+        r = guard_rule_push(b, anchor, rest);
+        if (!r && lock)
+            r = guard_rule_push(b, anchor, lock);
         if (!r && existing)
             r = note(b, "deny-write %s: the seccomp guard also refuses writing %s (it holds "
                         "when the host replaces the file and the bind detaches)",
@@ -520,9 +536,14 @@ static int guard_rule(struct builder *b, const char *path, const char *g, const 
             r = note(b, "deny-write %s: missing; the seccomp guard refuses creating %s "
                         "(nothing is made on the host)",
                      path, cur);
+        if (!r && lock)
+            r = note(b, "deny-write %s: the seccomp guard refuses %s.lock too (git saves "
+                        "through it; held open or linked it would be the file once renamed)",
+                     path, g);
     }
     free(parent);
     free(anchor);
+    free(lock);
     return r;
 }
 

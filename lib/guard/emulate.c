@@ -150,6 +150,25 @@ static int check_rules(struct op *o, const struct res_out *r, const char *action
     return deny_rule(o, rc, which, action, where, argpath);
 }
 
+/*
+ * 1 when an existing file reached by a name that is not protected is still
+ * a protected file under another name (a hard link: the read-only bind and
+ * the name rules cover one name only). Answered and reported.
+ */
+static int check_links(struct op *o, const struct res_out *r, const char *action,
+                       const char *argpath)
+{
+    if (r->parentfd < 0 || r->objfd < 0 || S_ISDIR(r->st.st_mode) || r->st.st_nlink < 2)
+        return 0; /* a nameless object had the identity check in check_rules */
+    const char *which = NULL;
+    int rc = path_rules_check_ident(o->em->rules, r->objfd, &which);
+    if (rc == 0)
+        return 0;
+    char where[PATH_MAX + NAME_MAX + 2];
+    shown_path(o, r, where, sizeof where);
+    return deny_rule(o, rc, which, action, where, argpath);
+}
+
 /* Both checks on a name about to be created. */
 static int check_new(struct op *o, const struct res_out *r, int kind, const char *action,
                      const char *argpath)
@@ -357,34 +376,54 @@ static int device_ok(dev_t rdev)
     return ma >= 136 && ma <= 143; /* pty slaves */
 }
 
-/* /dev/tty means "my controlling terminal": find the target's own fd for
- * it instead of opening ours. */
+/* An fd of process pid (pidfd pfd) open on terminal tty, or -ENXIO. */
+static int tty_fd_of(pid_t pid, int pfd, dev_t tty)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -ENXIO;
+    int found = -ENXIO;
+    for (int n = 0; n < 1024 && found < 0; n++) {
+        char name[16];
+        struct stat st;
+        snprintf(name, sizeof name, "%d", n);
+        if (fstatat(dfd, name, &st, 0) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == tty)
+            found = pidfd_dup(pfd, n);
+    }
+    close(dfd);
+    return found;
+}
+
+/*
+ * /dev/tty means "my controlling terminal": a handle to it is taken from
+ * the target's own fds, else from its session leader's (a child whose
+ * stdio was redirected still has the terminal; the leader that holds it
+ * is in the sandbox, and while the target lives in that session its id is
+ * not reused), instead of opening ours.
+ */
 static int open_ctty(struct op *o)
 {
     dev_t tty;
+    pid_t sid = 0;
     int r = creds_host(&o->em->creds);
     if (r == 0)
-        r = target_ctty(&o->t, &tty);
+        r = target_ctty(&o->t, &tty, &sid);
     if (r == 0 && tty == 0)
         r = -ENXIO;
-    int found = -ENXIO;
-    if (r == 0) {
-        char path[64];
-        snprintf(path, sizeof path, "/proc/%d/fd", (int)o->t.tid);
-        int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0) {
-            for (int n = 0; n < 1024 && found < 0; n++) {
-                char name[16];
-                struct stat st;
-                snprintf(name, sizeof name, "%d", n);
-                if (fstatat(dfd, name, &st, 0) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == tty)
-                    found = target_getfd(&o->t, n);
-            }
-            close(dfd);
+    if (r < 0)
+        return back_to_target(o, r, 0);
+    int pfd = target_pidfd(&o->t);
+    int found = pfd < 0 ? pfd : tty_fd_of(o->t.tid, pfd, tty);
+    if (found < 0 && sid > 0 && sid != o->t.tid) {
+        int lfd = pidfd_open_tid(sid);
+        if (lfd >= 0) {
+            found = tty_fd_of(sid, lfd, tty);
+            close(lfd);
         }
-        return back_to_target(o, found, 1); /* found through the tid: same task? */
     }
-    return back_to_target(o, r, 0);
+    return back_to_target(o, found, 1); /* found through the tid: same task? */
 }
 
 /* ------------------------------------------------------------------ */
@@ -564,7 +603,7 @@ static void do_open(struct op *o, int dirfd, int pathi, int flags, mode_t mode)
              * a glob: existing matches are read-only from launch on. */
             if ((flags & (O_ACCMODE | O_TRUNC)) &&
                 ((r.parentfd >= 0 && check_glob(o, &r, GLOB_FILE, act, path)) ||
-                 check_rules(o, &r, act, path))) {
+                 check_rules(o, &r, act, path) || check_links(o, &r, act, path))) {
                 res_out_close(&r);
                 break;
             }
@@ -638,7 +677,7 @@ static void do_truncate(struct op *o)
         return answer(o, 0, err);
     }
     if ((r.parentfd >= 0 && check_glob(o, &r, GLOB_FILE, act, path)) ||
-        check_rules(o, &r, act, path)) {
+        check_rules(o, &r, act, path) || check_links(o, &r, act, path)) {
         res_out_close(&r);
         return;
     }
@@ -819,6 +858,8 @@ static void do_link(struct op *o, int olddfd, int oldi, int newdfd, int newi, in
     const char *which = NULL;
     int rc0 = so_parent >= 0 ? path_rules_check(o->em->rules, so_parent, so_name, &which)
                              : path_rules_check_obj(o->em->rules, src, &which);
+    if (rc0 == 0 && so_parent >= 0 && S_ISREG(st.st_mode) && st.st_nlink > 1)
+        rc0 = path_rules_check_ident(o->em->rules, src, &which); /* linked already */
     if (so_parent >= 0)
         close(so_parent);
     so_parent = -1;

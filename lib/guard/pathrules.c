@@ -152,6 +152,7 @@ struct walk {
     int dirfd;              /* check: the name's directory, or -1 */
     const char *name;       /* check: the final component */
     int objfd;              /* check_obj: the object, or -1 */
+    int ident;              /* check_ident: the object itself only, not "inside" */
     struct stat ds;         /* of dirfd or objfd */
 };
 
@@ -358,7 +359,7 @@ static int check_rule(const struct path_rule *r, const struct walk *w, int *c1_m
             goto out; /* a file (or symlink) in the way: the path cannot exist */
     }
     /* The protected path exists now. */
-    if (S_ISDIR(ns.st_mode)) {
+    if (S_ISDIR(ns.st_mode) && !w->ident) {
         if (w->dirfd >= 0)
             rc = inside(w->dirfd, &w->ds, ns.st_dev, ns.st_ino, r);
         else if (S_ISDIR(w->ds.st_mode))
@@ -408,6 +409,16 @@ int path_rules_check_obj(const struct path_rules *pr, int objfd, const char **wh
     if (!pr || !pr->n)
         return 0;
     struct walk w = {.dirfd = -1, .objfd = objfd};
+    if (fstat(objfd, &w.ds) < 0)
+        return -errno;
+    return check(pr, &w, which);
+}
+
+int path_rules_check_ident(const struct path_rules *pr, int objfd, const char **which)
+{
+    if (!pr || !pr->n)
+        return 0;
+    struct walk w = {.dirfd = -1, .objfd = objfd, .ident = 1};
     if (fstat(objfd, &w.ds) < 0)
         return -errno;
     return check(pr, &w, which);

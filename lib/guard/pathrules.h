@@ -65,4 +65,13 @@ int path_rules_check(const struct path_rules *pr, int dirfd, const char *name,
  */
 int path_rules_check_obj(const struct path_rules *pr, int objfd, const char **which);
 
+/*
+ * Is the object behind another name (a hard link: st_nlink > 1) a
+ * protected file, or a node of a protected chain, as the rules stand now?
+ * Unlike path_rules_check_obj, a file that could merely lie inside a
+ * protected directory is not refused: it has a name outside it, which the
+ * caller checked. 0: no; 1: yes, *which is the rule's path; -errno.
+ */
+int path_rules_check_ident(const struct path_rules *pr, int objfd, const char **which);
+
 #endif

@@ -312,7 +312,7 @@ long target_read_str(struct target *t, uint64_t addr, char *buf, size_t cap)
     return -ENAMETOOLONG;
 }
 
-int target_ctty(struct target *t, dev_t *out)
+int target_ctty(struct target *t, dev_t *out, pid_t *sid)
 {
     char path[64], buf[4096];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)t->tid);
@@ -347,5 +347,6 @@ int target_ctty(struct target *t, dev_t *out)
     if (n < 5)
         return -EPROTO;
     *out = (dev_t)v[4];
+    *sid = (pid_t)v[3];
     return 0;
 }

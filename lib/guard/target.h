@@ -75,8 +75,9 @@ int target_read(struct target *t, uint64_t addr, void *buf, size_t len);
  * -EFAULT, or -ENAMETOOLONG. */
 long target_read_str(struct target *t, uint64_t addr, char *buf, size_t cap);
 
-/* The device number of its controlling terminal, 0 when it has none. */
-int target_ctty(struct target *t, dev_t *out);
+/* The device number of its controlling terminal, 0 when it has none, and
+ * its session id (as the supervisor's /proc numbers it). */
+int target_ctty(struct target *t, dev_t *out, pid_t *sid);
 
 /* Parses a status file's text (exposed for unit tests). */
 int target_parse_status(const char *text, struct target *t);

@@ -329,6 +329,101 @@ START_TEST(host_git_rewrites_repo_config)
 END_TEST
 
 /*
+ * A second name for a protected file: a hard link in the writable home
+ * (left by an earlier session that linked the host's ~/.gitconfig.lock
+ * before git renamed it into place, or made on the host). The read-only
+ * bind covers one name only; the guard must refuse writing the inode
+ * through any other name.
+ */
+START_TEST(write_protected_file_through_hard_link)
+{
+    char *cfg = join(H, ".gitconfig"), *other = join(H, "stash");
+    h_write(cfg, "[user]\n\tname = host\n");
+    ck_assert_int_eq(link(cfg, other), 0);
+    launch();
+    struct h_exec *x = runf("cd %s; printf '[core]\\n\\tfsmonitor = id\\n' >> stash && "
+                            "echo WROTE-append; true > stash && echo WROTE-trunc; "
+                            "truncate -s 0 stash && echo WROTE-truncate; "
+                            "ln stash stash2 && echo >> stash2 && echo WROTE-link2; "
+                            "echo ok > notes.txt && cat notes.txt",
+                            H);
+    ck_assert_msg(strstr(x->out, "WROTE-") == NULL,
+                  "a protected file was written through a hard link: %s%s", x->out, x->err);
+    ck_assert_msg(strstr(x->out, "ok") != NULL, "code %d sig %d: %s%s", x->code, x->sig, x->out, x->err);
+    char *now = h_read(cfg);
+    ck_assert_msg(now && strcmp(now, "[user]\n\tname = host\n") == 0,
+                  "the host's file was changed: %s", now ? now : "(gone)");
+    free(now);
+    free(cfg);
+    free(other);
+}
+END_TEST
+
+/*
+ * git saves ~/.gitconfig (and .git/config) by writing <name>.lock, in the
+ * same writable directory, and renaming it into place. While the lock file
+ * exists the sandbox can hold it open for writing or give it a second
+ * name, and after the rename either is the protected file. The host's
+ * steps are done one at a time here so that the race is won every time.
+ */
+START_TEST(hold_host_lock_file_across_rename)
+{
+    char *cfg = join(H, ".gitconfig"), *lock = join(H, ".gitconfig.lock");
+    h_write(cfg, "[user]\n\tname = host\n");
+    launch();
+    struct h_exec *x = runf("echo warm");
+    ck_assert_int_eq(x->code, 0);
+    h_write(lock, "[user]\n\tname = host2\n"); /* git: lock taken, written */
+    x = runf("cd %s; ln .gitconfig.lock stash && echo LINKED; "
+             "sh -c 'exec 9>>.gitconfig.lock || exit; echo held > held; "
+             "n=0; while [ ! -e go ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n+1)); done; "
+             "echo \"[alias] h = !id\" >&9 && echo WROTE-held > done' "
+             ">/dev/null 2>&1 </dev/null & "
+             "n=0; while [ ! -e held ] && [ $n -lt 20 ]; do sleep 0.05; n=$((n+1)); done; "
+             "[ -e held ] && echo HELD; echo started",
+             H);
+    ck_assert_msg(strstr(x->out, "started"), "%s%s", x->out, x->err);
+    ck_assert_int_eq(rename(lock, cfg), 0); /* git: commit the lock */
+    x = runf("cd %s; [ -e stash ] && echo '[core] fsmonitor = id' >> stash && echo WROTE-link; "
+             "touch go; n=0; while [ ! -e done ] && [ $n -lt 40 ]; do sleep 0.05; n=$((n+1)); "
+             "done; cat done 2>/dev/null; true",
+             H);
+    char *now = h_read(cfg);
+    ck_assert_msg(now && strstr(now, "host2") && !strstr(now, "fsmonitor") &&
+                      !strstr(now, "alias"),
+                  "the host's file was changed through its lock file: %s (%s%s)",
+                  now ? now : "(gone)", x->out, x->err);
+    ck_assert_msg(strstr(x->out, "WROTE-") == NULL, "%s%s", x->out, x->err);
+    free(now);
+    free(cfg);
+    free(lock);
+}
+END_TEST
+
+/*
+ * Not an attack: with protected paths, opens for writing are answered by
+ * the guard, and /dev/tty must still mean the caller's controlling
+ * terminal when none of its own fds is that terminal (a prompt from a
+ * child whose stdio is redirected: ssh, gpg, sudo, less, fzf do this).
+ */
+START_TEST(dev_tty_with_stdio_redirected)
+{
+    launch();
+    uint64_t id = h_start(&h,
+                          "sh -c 'exec </dev/null >/dev/null 2>&1; "
+                          "printf TTY-REDIR-OK >/dev/tty; "
+                          "python3 -c \"import os; os.write(os.open(\\\"/dev/tty\\\", "
+                          "os.O_WRONLY), b\\\" TTY-WRONLY-OK\\\")\"'",
+                          24, 80);
+    ck_assert_int_eq(h_wait(&h, id, 10000), 0);
+    h_pump(&h, 50);
+    struct h_exec *x = h_exec(&h, id);
+    ck_assert_msg(strstr(x->out, "TTY-REDIR-OK") && strstr(x->out, "TTY-WRONLY-OK"),
+                  "/dev/tty without a terminal fd: code %d: %s", x->code, x->out);
+}
+END_TEST
+
+/*
  * The host replaces a masked secret file the way `git credential-store`,
  * `docker login` and friends save: a new file renamed over the old one,
  * which detaches the mask in the sandbox. ccsb-init sees its mount table
@@ -592,7 +687,7 @@ START_TEST(take_over_spare)
      * (.bashrc is a missing mandatory deny-write path of the workspace) */
     x = runf("echo k > .bashrc 2>/dev/null && echo PLANTED; echo ok > fine.txt && cat fine.txt");
     ck_assert_msg(strstr(x->out, "PLANTED") == NULL, "%s", x->out);
-    ck_assert_msg(strstr(x->out, "ok") != NULL, "%s%s", x->out, x->err);
+    ck_assert_msg(strstr(x->out, "ok") != NULL, "code %d sig %d: %s%s", x->code, x->sig, x->out, x->err);
 }
 END_TEST
 
@@ -635,6 +730,9 @@ static Suite *suite(void)
     tcase_add_test(tc, plant_missing_secret_files);
     tcase_add_test(tc, host_renames_over_protected_file);
     tcase_add_test(tc, host_git_rewrites_repo_config);
+    tcase_add_test(tc, write_protected_file_through_hard_link);
+    tcase_add_test(tc, hold_host_lock_file_across_rename);
+    tcase_add_test(tc, dev_tty_with_stdio_redirected);
     tcase_add_test(tc, host_renames_over_masked_secret);
     tcase_add_test(tc, read_secret_created_after_launch);
     tcase_add_loop_test(tc, placeholder_removed_under_another_session, 0, 2);
