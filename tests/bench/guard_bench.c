@@ -144,7 +144,7 @@ static double run(workload_fn fn, int guarded, struct guard_stats *st)
         if (chdir(work) < 0)
             _exit(2);
         if (guarded) {
-            struct guard_filter_cfg cfg = {.notify = 1, .trap_mkdir = 1};
+            struct guard_filter_cfg cfg = {.notify = 1, .trap_mkdir = 1, .trap_writes = 1};
             int lfd;
             char err[256];
             if (guard_filter_install(&cfg, &lfd, err, sizeof err) != 0 || fdpass_send(sv[1], lfd) < 0)
