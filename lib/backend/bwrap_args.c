@@ -27,6 +27,7 @@
 #include "util/rpmemo.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -92,8 +93,22 @@ static int real_glob(const char *pattern, struct strv *out, void *ud)
     return 0;
 }
 
+static int real_sealed(const char *path, void *ud)
+{
+    (void)ud;
+    struct stat st;
+    if (lstat(path, &st) < 0 || st.st_uid == geteuid())
+        return 0;
+    int need = S_ISDIR(st.st_mode) ? X_OK : S_ISREG(st.st_mode) ? R_OK : -1;
+    if (need < 0)
+        return 0;
+    return faccessat(AT_FDCWD, path, need, AT_EACCESS | AT_SYMLINK_NOFOLLOW) < 0 &&
+           errno == EACCES;
+}
+
 static const struct bwrap_host_ops real_host = {
     .kind = real_kind, .readlink = real_readlink, .resolve = real_resolve, .glob = real_glob,
+    .sealed = real_sealed,
 };
 
 /* ---- paths ---------------------------------------------------------------- */
@@ -718,6 +733,16 @@ static int mask_spelling(struct builder *b, const struct policy_path *pp, const 
         if (kind == BWRAP_KIND_UNKNOWN) {
             r = fail_unknown(b, "deny-read", pp->path, s);
             break;
+        }
+        /* Nothing to hide from a sandbox of our uid (/etc/shadow for a
+         * user): a mask there would only cost a mount, and end the session
+         * when the host replaces the file (passwd, useradd). */
+        if ((kind == BWRAP_KIND_FILE || kind == BWRAP_KIND_DIR) && b->h->sealed &&
+            b->h->sealed(s, b->h->ud)) {
+            r = note(b, "deny-read %s: %s is not readable by this user, who does not own it: "
+                        "not masked (unreadable in the sandbox as well)",
+                     pp->path, guests.v[i]);
+            continue;
         }
         if (kind == BWRAP_KIND_DIR)
             r = add_entry(b, &b->masks, &b->nmasks, guests.v[i], NULL, 1);

@@ -37,6 +37,11 @@ struct bwrap_host_ops {
     char *(*resolve)(const char *path, void *ud);
     /* Appends every existing match of an absolute glob to out; 0 or -1. */
     int (*glob)(const char *pattern, struct strv *out, void *ud);
+    /* 1 when this process can neither read path (a file) or enter it (a
+     * directory) nor make itself able to (not its owner), so neither can
+     * a sandbox of its own uid without capabilities; 0 otherwise. NULL:
+     * never. */
+    int (*sealed)(const char *path, void *ud);
     void *ud;
 };
 

@@ -70,8 +70,21 @@ static int fake_glob(const char *pattern, struct strv *out, void *ud)
     return 0;
 }
 
+/* Paths this (fake) user can neither read nor own. */
+static const char *const *g_sealed;
+
+static int fake_sealed(const char *path, void *ud)
+{
+    (void)ud;
+    for (const char *const *p = g_sealed; p && *p; p++)
+        if (strcmp(*p, path) == 0)
+            return 1;
+    return 0;
+}
+
 static const struct bwrap_host_ops fake_host = {
     .kind = fake_kind, .readlink = fake_readlink, .resolve = fake_resolve, .glob = fake_glob,
+    .sealed = fake_sealed,
 };
 
 static const struct fake_entry base_fs[] = {
@@ -121,6 +134,7 @@ static void setup(void)
     memset(&plan, 0, sizeof plan);
     err[0] = '\0';
     g_fs = base_fs;
+    g_sealed = NULL;
 }
 
 static void teardown(void)
@@ -446,6 +460,31 @@ static const struct fake_entry secret_fs[] = {
     {NULL, 0, NULL},
 };
 
+/* A secret this user cannot read and does not own (/etc/shadow for
+ * anyone but root) is not masked: a sandbox of the same uid without
+ * capabilities cannot read it either, and a mask would be one more mount
+ * that ends the session when the host replaces the file. Readable or
+ * owned (chmod would open it), it is masked. */
+START_TEST(unreadable_secret_not_masked)
+{
+    static const char *const sealed[] = {"/etc/shadow", "/home/u/.ssh", NULL};
+    g_fs = secret_fs;
+    g_sealed = sealed;
+    add_mount("/home/u", "/home/u", 1);
+    add_path(&pol.deny_read, "/etc/shadow", NULL);
+    add_path(&pol.deny_read, "/home/u/.ssh", NULL);
+    add_path(&pol.deny_read, "/home/u/.config/gh", NULL);
+    ck_assert_int_eq(build(), 0);
+    ck_assert_int_eq(find(2, "--mask-file", "/etc/shadow"), -1);
+    ck_assert_int_eq(find(2, "--mask-dir", "/home/u/.ssh"), -1);
+    ck_assert_int_ge(find(2, "--mask-dir", "/home/u/.config/gh"), 0);
+    int noted = 0;
+    for (size_t i = 0; i < plan.notes.n; i++)
+        noted += strstr(plan.notes.v[i], "not masked") != NULL;
+    ck_assert_int_eq(noted, 2);
+}
+END_TEST
+
 START_TEST(deny_read_masks_last_in_both_spellings)
 {
     g_fs = secret_fs;
@@ -598,6 +637,7 @@ static Suite *suite(void)
     tcase_add_test(tc, symlink_in_writable_root_fails_closed);
     tcase_add_test(tc, git_file_in_the_way_is_read_only);
     tcase_add_test(tc, deny_read_masks_last_in_both_spellings);
+    tcase_add_test(tc, unreadable_secret_not_masked);
     tcase_add_test(tc, nested_mount_both_guest_spellings);
     tcase_add_test(tc, globs_need_the_guard);
     tcase_add_test(tc, glob_existing_matches_pinned_with_guard);
