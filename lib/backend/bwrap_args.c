@@ -161,7 +161,7 @@ int bwrap_name_looks_like_dir(const char *name)
         "hooks", "info", "objects", "refs", ".git", ".ssh", ".config", ".vscode", ".idea",
         ".claude", ".codex", ".cursor", ".gemini", ".continue", ".devcontainer", ".gnupg",
         ".aws", ".kube", ".docker", "fish", "autostart", "systemd", "environment.d", "nvim",
-        "git", "direnv", NULL,
+        "git", "direnv", "modules", "worktrees", NULL,
     };
     for (size_t i = 0; dirs[i]; i++)
         if (strcmp(name, dirs[i]) == 0)
@@ -502,14 +502,16 @@ static int is_secret(const struct builder *b, const char *host)
     return 0;
 }
 
-static int guard_rule_push(struct builder *b, const char *anchor, const char *rest)
+/* file: the rule's path is a file, never a directory (see bwrap_args.h). */
+static int guard_rule_push(struct builder *b, const char *anchor, const char *rest, int file)
 {
     for (size_t i = 0; i < b->out->guard_anchors.n; i++)
         if (strcmp(b->out->guard_anchors.v[i], anchor) == 0 &&
             strcmp(b->out->guard_rests.v[i], rest) == 0)
             return 0;
     if (strv_push(&b->out->guard_anchors, anchor) < 0 ||
-        strv_push(&b->out->guard_rests, rest) < 0)
+        strv_push(&b->out->guard_rests, rest) < 0 ||
+        strv_push(&b->out->guard_kinds, file ? "file" : "path") < 0)
         return NOMEM(b);
     return 0;
 }
@@ -528,34 +530,30 @@ static int guard_rule(struct builder *b, const char *path, const char *g, const 
     char *parent = plen ? strndup(cur, plen) : strdup("/");
     char *anchor = parent ? host_of(b, parent) : NULL;
     const char *rest = g + (plen ? plen + 1 : 1);
-    int r = 0;
     /* git saves a file as <name>.lock renamed into place (config, global
      * config, .gitmodules): held open or linked by the sandbox while it
-     * exists, the lock file would be the protected file after the rename. */
-    const char *base = strrchr(g, '/') ? strrchr(g, '/') + 1 : g;
+     * exists, the lock file would be the protected file after the rename.
+     * Always a file; so is an existing protected file. */
+    int is_file = existing || !bwrap_name_looks_like_dir(strrchr(g, '/') + 1);
     char *lock = NULL;
-    if (anchor && (existing || !bwrap_name_looks_like_dir(base)) &&
-        asprintf(&lock, "%s.lock", rest) < 0)
-        lock = NULL, r = NOMEM(b);
-    if (!anchor) {
-        r = NOMEM(b);
-    } else if (!r) {
-        r = guard_rule_push(b, anchor, rest);
-        if (!r && lock)
-            r = guard_rule_push(b, anchor, lock);
-        if (!r && existing)
-            r = note(b, "deny-write %s: the seccomp guard also refuses writing %s (it holds "
-                        "when the host replaces the file and the bind detaches)",
-                     path, cur);
-        else if (!r)
-            r = note(b, "deny-write %s: missing; the seccomp guard refuses creating %s "
-                        "(nothing is made on the host)",
-                     path, cur);
-        if (!r && lock)
-            r = note(b, "deny-write %s: the seccomp guard refuses %s.lock too (git saves "
-                        "through it; held open or linked it would be the file once renamed)",
-                     path, g);
-    }
+    if (anchor && is_file && asprintf(&lock, "%s.lock", rest) < 0)
+        lock = NULL;
+    int r = !anchor || (is_file && !lock) ? NOMEM(b) : 0;
+    if (!r)
+        r = guard_rule_push(b, anchor, rest, existing);
+    if (!r && lock)
+        r = guard_rule_push(b, anchor, lock, 1);
+    if (!r)
+        r = existing ? note(b, "deny-write %s: the seccomp guard also refuses writing %s (it "
+                               "holds when the host replaces the file and the bind detaches)",
+                            path, cur)
+                     : note(b, "deny-write %s: missing; the seccomp guard refuses creating %s "
+                               "(nothing is made on the host)",
+                            path, cur);
+    if (!r && lock)
+        r = note(b, "deny-write %s: the seccomp guard refuses %s.lock too (git saves through "
+                    "it; held open or linked it would be the file once renamed)",
+                 path, g);
     free(parent);
     free(anchor);
     free(lock);
@@ -881,7 +879,7 @@ static int emit_init(struct builder *b)
         r = arg(b, "--lock-userns");
     /* A protected file whose read-only bind the host detaches (saving by
      * rename) stays refused by name: ccsb-init reports it and goes on. */
-    if (!r && b->o->have_guard && b->out->init_mounts.n)
+    if (!r && b->o->have_guard)
         r = arg(b, "--have-guard");
     /* Placeholders are made by the host while bwrap starts: wait for them. */
     if (!r && (b->out->ph_files.n || b->out->ph_dirs.n))
@@ -1000,6 +998,7 @@ void bwrap_plan_clear(struct bwrap_plan *plan)
     strv_clear(&plan->ph_found);
     strv_clear(&plan->guard_anchors);
     strv_clear(&plan->guard_rests);
+    strv_clear(&plan->guard_kinds);
     strv_clear(&plan->notes);
     strv_clear(&plan->init_mounts);
 }

@@ -71,10 +71,14 @@ struct bwrap_plan {
      * one may be another session's placeholder, to be adopted (see
      * placeholder_adopt). */
     struct strv ph_found;
-    /* Missing protected paths the seccomp guard holds instead (have_guard):
-     * pairs of host anchor directory and the missing rest below it. */
+    /* Protected paths the seccomp guard holds by name (have_guard):
+     * host anchor directory, the rest below it, and its kind: "file" (a
+     * file, never a directory: an existing protected file, a git lock
+     * file) or "path" (may be or become a directory: held with what is
+     * inside it). */
     struct strv guard_anchors;
     struct strv guard_rests;
+    struct strv guard_kinds;
     struct strv notes;        /* one line per decision, for explain */
     struct strv init_mounts;  /* ccsb-init's mount options, pairs: "--ro" PATH, ... */
 };

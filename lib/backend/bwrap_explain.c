@@ -50,8 +50,9 @@ int bwrap_explain(FILE *f, const struct ccsb_policy *p, char *err, size_t errlen
         fprintf(f, "protected paths the seccomp guard holds by name (missing ones: nothing is "
                    "made on the host; existing files: also after the host replaces them):\n");
         for (size_t i = 0; i < plan.guard_anchors.n; i++)
-            fprintf(f, "  %s%s%s\n", plan.guard_anchors.v[i],
-                    strcmp(plan.guard_anchors.v[i], "/") ? "/" : "", plan.guard_rests.v[i]);
+            fprintf(f, "  %s%s%s%s\n", plan.guard_anchors.v[i],
+                    strcmp(plan.guard_anchors.v[i], "/") ? "/" : "", plan.guard_rests.v[i],
+                    strcmp(plan.guard_kinds.v[i], "file") == 0 ? "  (a file: by name only)" : "");
     }
     char *line = bwrap_argv_to_shell(bwrap ? bwrap : "bwrap", &plan.argv);
     fprintf(f, "bubblewrap arguments (each exec is then forked by ccsb-init inside):\n  %s\n",

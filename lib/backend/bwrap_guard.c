@@ -103,8 +103,10 @@ int bwrap_guard_build(struct bwrap_session *bs, const struct ccsb_policy *p,
     /* The rules travel with the session: the supervisor starts later. */
     bs->guard_anchors = plan->guard_anchors;
     bs->guard_rests = plan->guard_rests;
+    bs->guard_kinds = plan->guard_kinds;
     plan->guard_anchors = (struct strv)STRV_INIT;
     plan->guard_rests = (struct strv)STRV_INIT;
+    plan->guard_kinds = (struct strv)STRV_INIT;
     return 0;
 }
 
@@ -176,7 +178,8 @@ int bwrap_guard_start(struct ccsb_session *s, struct bwrap_session *bs, char *er
     if (n && !rules)
         return errf(err, errlen, CCSB_E_NOMEM, "guard: out of memory");
     for (size_t i = 0; i < n; i++)
-        rules[i] = (struct guard_path_rule){bs->guard_anchors.v[i], bs->guard_rests.v[i]};
+        rules[i] = (struct guard_path_rule){bs->guard_anchors.v[i], bs->guard_rests.v[i],
+                                            strcmp(bs->guard_kinds.v[i], "file") == 0};
     char why[256];
     int r = guard_supervisor_start_with_paths(ctx_base(s->ctx), globs, rules, n, on_violation,
                                               s, &bs->guard, why, sizeof why);
@@ -226,6 +229,7 @@ void bwrap_guard_release(struct bwrap_session *bs)
     bs->guard_prog_owned = 0;
     strv_clear(&bs->guard_anchors);
     strv_clear(&bs->guard_rests);
+    strv_clear(&bs->guard_kinds);
 }
 
 #else /* no libseccomp in this build */

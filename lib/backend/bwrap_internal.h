@@ -69,7 +69,7 @@ struct bwrap_session {
     struct guard_supervisor *guard;     /* answers trapped calls, NULL without notify */
     int guard_notify;                   /* execs hand us a listener */
     struct ccsb_ctx *guard_ctx;         /* whose memo holds guard_prog (shared) */
-    struct strv guard_anchors, guard_rests; /* missing protected paths (bwrap_args.h) */
+    struct strv guard_anchors, guard_rests, guard_kinds; /* the plan's guard rules (bwrap_args.h) */
     struct event *ctrl_ev, *err_ev, *pid_ev;
     struct init_msg pending[BWRAP_PENDING_MAX];
     int pending_fd[BWRAP_PENDING_MAX]; /* a fd that came with it (-1) */

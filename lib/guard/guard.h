@@ -108,6 +108,12 @@ int guard_supervisor_new(struct event_base *base, const char *const *globs,
 struct guard_path_rule {
     const char *anchor;
     const char *rest;
+    /* 1: a file, never a directory (one component only): just the name at
+     * the anchor, and the object behind it, are checked, with no lookup
+     * for calls elsewhere. 0: it may be (or become) a directory, and what
+     * is inside it is protected too. An existing regular file is taken
+     * as 1 either way. */
+    int file;
 };
 
 /*

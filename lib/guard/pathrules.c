@@ -129,15 +129,17 @@ int path_rules_init(struct path_rules *pr, const struct guard_path_rule *rules, 
         r->dev = st.st_dev;
         r->ino = st.st_ino;
     }
-    /* A protected file that exists (bubblewrap also binds it read-only;
-     * the rule is what holds once the host replaces it and the bind
-     * detaches): its name is compared at the anchor, with no lookup. */
+    /* A protected file (declared one, or one that exists: bubblewrap also
+     * binds it read-only, the rule is what holds once the host replaces it
+     * and the bind detaches): its name is compared at the anchor, with no
+     * lookup for calls anywhere else. */
     for (size_t i = 0; i < pr->n; i++) {
         struct path_rule *r = &pr->v[i];
         struct stat st;
         r->file_only = r->ncomp == 1 &&
-                       fstatat(r->anchor_fd, r->comp[0], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                       S_ISREG(st.st_mode);
+                       (rules[i].file ||
+                        (fstatat(r->anchor_fd, r->comp[0], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                         S_ISREG(st.st_mode)));
     }
     /* Rules below one directory with the same first component side by
      * side: one lookup of that component answers for all of them. */

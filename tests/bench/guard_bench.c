@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/bwrap_args.h"
 #include "fdpass.h"
 #include "guard/guard.h"
 #include "policy/lists.h"
@@ -37,13 +38,27 @@ static char rule_text[128][96];
 
 static void build_rules(void)
 {
-    for (const struct policy_entry *e = policy_deny_write_root; e->path && nrules < 128; e++)
-        rules[nrules++] = (struct guard_path_rule){work, e->path};
-    for (const struct policy_entry *e = policy_deny_write_gitdir; e->path && nrules < 128; e++) {
+    /* as a session holds them: each missing path, and git's lock file of
+     * each one that is a file (bwrap_args.c guard_rule) */
+    for (const struct policy_entry *e = policy_deny_write_root; e->path && nrules < 127; e++) {
+        rules[nrules++] = (struct guard_path_rule){work, e->path, 0};
+        const char *base = strrchr(e->path, '/') ? strrchr(e->path, '/') + 1 : e->path;
+        if (bwrap_name_looks_like_dir(base))
+            continue;
+        snprintf(rule_text[nrules], sizeof rule_text[0], "%s.lock", e->path);
+        rules[nrules] = (struct guard_path_rule){work, rule_text[nrules], 1};
+        nrules++;
+    }
+    for (const struct policy_entry *e = policy_deny_write_gitdir; e->path && nrules < 127; e++) {
         if (strchr(e->path, '*'))
             continue;
         snprintf(rule_text[nrules], sizeof rule_text[0], ".git/%s", e->path);
-        rules[nrules] = (struct guard_path_rule){work, rule_text[nrules]};
+        rules[nrules] = (struct guard_path_rule){work, rule_text[nrules], 0};
+        nrules++;
+        if (bwrap_name_looks_like_dir(e->path) || nrules >= 128)
+            continue;
+        snprintf(rule_text[nrules], sizeof rule_text[0], ".git/%s.lock", e->path);
+        rules[nrules] = (struct guard_path_rule){work, rule_text[nrules], 1};
         nrules++;
     }
 }

@@ -317,6 +317,39 @@ static int chk(const struct path_rules *pr, const char *root, const char *dir, c
     return r;
 }
 
+/* A rule of kind file (an existing protected file, a git lock file) is
+ * its name at the anchor and the object behind it, never a directory:
+ * calls elsewhere need no lookup for it. */
+START_TEST(path_rules_file_kind)
+{
+    char root[] = "/tmp/ccsb-pathrules-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    char a[64];
+    snprintf(a, sizeof a, "%s/ws", root);
+    ck_assert_int_eq(mkdir(a, 0755), 0);
+    struct guard_path_rule rules[] = {{a, "config.lock", 1}, {a, ".bashrc", 0}};
+    struct path_rules pr;
+    char err[256];
+    ck_assert_int_eq(path_rules_init(&pr, rules, 2, err, sizeof err), 0);
+    ck_assert_int_eq(chk(&pr, a, ".", "config.lock"), 1);
+    sh("mkdir -p %s/sub && touch %s/config.lock %s/ok", a, a, a);
+    ck_assert_int_eq(chk(&pr, a, "sub", "config.lock"), 0);
+    const char *which = NULL;
+    int fd = dfd(a, "config.lock");
+    ck_assert_int_eq(path_rules_check_obj(&pr, fd, &which), 1);
+    close(fd);
+    fd = dfd(a, "ok");
+    ck_assert_int_eq(path_rules_check_obj(&pr, fd, &which), 0);
+    close(fd);
+    /* a directory at a path-kind name holds what is inside; at a file one not */
+    sh("mkdir %s/.bashrc && rm %s/config.lock && mkdir %s/config.lock", a, a, a);
+    ck_assert_int_eq(chk(&pr, a, ".bashrc", "x"), 1);
+    ck_assert_int_eq(chk(&pr, a, "config.lock", "x"), 0);
+    path_rules_clear(&pr);
+    sh("rm -rf %s", root);
+}
+END_TEST
+
 START_TEST(path_rules_chain)
 {
     char root[] = "/tmp/ccsb-pathrules-XXXXXX";
@@ -324,7 +357,7 @@ START_TEST(path_rules_chain)
     char a[64], cmd[512];
     snprintf(a, sizeof a, "%s/ws", root);
     ck_assert_int_eq(mkdir(a, 0755), 0);
-    struct guard_path_rule rules[] = {{a, ".git/hooks"}, {a, ".bashrc"}, {a, ".config/fish"}};
+    struct guard_path_rule rules[] = {{a, ".git/hooks", 0}, {a, ".bashrc", 0}, {a, ".config/fish", 0}};
     struct path_rules pr;
     char err[256];
     ck_assert_int_eq(path_rules_init(&pr, rules, 3, err, sizeof err), 0);
@@ -371,12 +404,12 @@ START_TEST(path_rules_chain)
     ck_assert_int_eq(chk(&pr, a, "elsewhere", "fish"), 0);
     path_rules_clear(&pr);
     /* bad rules fail closed */
-    struct guard_path_rule bad1[] = {{"/nonexistent-ccsb-dir", "x"}};
+    struct guard_path_rule bad1[] = {{"/nonexistent-ccsb-dir", "x", 0}};
     ck_assert_int_eq(path_rules_init(&pr, bad1, 1, err, sizeof err), CCSB_E_POLICY);
     ck_assert_ptr_nonnull(strstr(err, "/nonexistent-ccsb-dir"));
-    struct guard_path_rule bad2[] = {{a, "x/../y"}};
+    struct guard_path_rule bad2[] = {{a, "x/../y", 0}};
     ck_assert_int_eq(path_rules_init(&pr, bad2, 1, err, sizeof err), CCSB_E_POLICY);
-    struct guard_path_rule bad3[] = {{a, ""}};
+    struct guard_path_rule bad3[] = {{a, "", 0}};
     ck_assert_int_eq(path_rules_init(&pr, bad3, 1, err, sizeof err), CCSB_E_POLICY);
     sh("rm -rf %s", root);
 }
@@ -395,9 +428,9 @@ START_TEST(path_rules_shared_first_node)
     char a[64];
     snprintf(a, sizeof a, "%s/ws", root);
     ck_assert_int_eq(mkdir(a, 0755), 0);
-    struct guard_path_rule rules[] = {{a, ".git/hooks"},    {a, ".config/fish"},
-                                      {a, ".bashrc"},       {a, ".git/config"},
-                                      {a, ".config/git/x"}, {a, ".git/info/exclude"}};
+    struct guard_path_rule rules[] = {{a, ".git/hooks", 0},    {a, ".config/fish", 0},
+                                      {a, ".bashrc", 0},       {a, ".git/config", 0},
+                                      {a, ".config/git/x", 0}, {a, ".git/info/exclude", 0}};
     struct path_rules pr;
     char err[256];
     ck_assert_int_eq(path_rules_init(&pr, rules, 6, err, sizeof err), 0);
@@ -662,6 +695,7 @@ static Suite *suite(void)
     tcase_add_test(t, resolve_relative_and_rebase);
     tcase_add_test(t, resolve_proc_magic);
     tcase_add_test(t, path_rules_chain);
+    tcase_add_test(t, path_rules_file_kind);
     tcase_add_test(t, path_rules_shared_first_node);
     suite_add_tcase(s, t);
     /* Valgrind does not implement seccomp(2): there these only run for real. */
