@@ -127,13 +127,15 @@ int init_watch_arm(struct init_watch *w);
  */
 long init_watch_next_lost(struct init_watch *w, size_t *pos, int *err);
 
-/* Makes the policy's mounts (init_mounts.c) and remembers them in w.
- * 0 or -errno with err set. */
 /* init_mounts.c's tools, shared with init_dev.c. */
 /* path reached with no symlink followed: an O_PATH fd or -errno */
 int init_open_nofollow(const char *path);
 /* a detached mount (fd) moved onto target (O_PATH fd): 0 or -errno */
 int init_attach(int mnt, int target);
+/* a new file system's detached mount, configured by key/value string pairs
+ * (NULL value: a flag; NULL key ends them), mounted with MOUNT_ATTR_*
+ * attrs: its fd or -errno */
+int init_new_fs(const char *type, const char *const *kv, unsigned attrs);
 /* an empty read-only tmpfs, mode 0000, onto target: its mount fd or -errno */
 int init_empty_tmpfs_onto(int target);
 /*
@@ -145,6 +147,8 @@ int init_empty_tmpfs_onto(int target);
  * 0 or -errno with err set.
  */
 int init_make_dev(const char *from, char *err, size_t errlen);
+/* Makes the policy's mounts (init_mounts.c) and remembers them in w.
+ * 0 or -errno with err set. */
 int init_apply_mounts(const struct init_mount *m, size_t n, struct init_watch *w, char *err,
                       size_t errlen);
 /* Sets this user namespace's max_user_namespaces to 0 and verifies it;

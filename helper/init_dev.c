@@ -40,27 +40,6 @@ static const struct {
              {"stdout", "/proc/self/fd/1"},   {"stderr", "/proc/self/fd/2"},
              {"core", "/proc/kcore"},         {"ptmx", "pts/ptmx"}};
 
-/* A new file system's mount (detached), configured by key=value strings
- * and flags; its fd or -errno. */
-static int new_fs(const char *type, const char *const *kv, unsigned attrs)
-{
-    int fs = fsopen(type, FSOPEN_CLOEXEC);
-    if (fs < 0)
-        return -errno;
-    int r = 0;
-    for (size_t i = 0; kv[i] && !r; i += 2)
-        if (fsconfig(fs, kv[i + 1] ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, kv[i], kv[i + 1],
-                     0) < 0)
-            r = -errno;
-    if (!r && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-        r = -errno;
-    int mnt = r ? -1 : fsmount(fs, FSMOUNT_CLOEXEC, attrs);
-    if (!r && mnt < 0)
-        r = -errno;
-    close(fs);
-    return r < 0 ? r : mnt;
-}
-
 /* The host's node `name` under hostdev, cloned onto an empty file of the
  * same name in our /dev (dev: its mount fd). */
 static int bind_node(int hostdev, int dev, size_t i)
@@ -132,7 +111,7 @@ int init_make_dev(const char *from, char *err, size_t errlen)
     if (r >= 0) {
         what = "making /dev's tmpfs";
         static const char *const kv[] = {"mode", "0755", NULL};
-        r = dev = new_fs("tmpfs", kv, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        r = dev = init_new_fs("tmpfs", kv, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
     }
     if (r >= 0)
         r = init_attach(dev, target);
@@ -150,7 +129,7 @@ int init_make_dev(const char *from, char *err, size_t errlen)
         what = "mounting a devpts instance on /dev/pts";
         static const char *const kv[] = {"newinstance", NULL, "ptmxmode", "0666",
                                          "mode",        "620", NULL};
-        r = pts = new_fs("devpts", kv, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+        r = pts = init_new_fs("devpts", kv, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
     }
     if (r >= 0 && move_mount(pts, "", dev, "pts", MOVE_MOUNT_F_EMPTY_PATH) < 0)
         r = -errno;

@@ -59,10 +59,10 @@ int init_attach(int mnt, int target)
     return 0;
 }
 
-static int set_attr(int mnt, unsigned set)
+static int set_attr(int mnt, unsigned set, int recursive)
 {
     struct mount_attr a = {.attr_set = set};
-    if (mount_setattr(mnt, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
+    if (mount_setattr(mnt, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof a) < 0)
         return -errno;
     return 0;
 }
@@ -75,7 +75,7 @@ static int bind_onto(int from, int target, int ro)
                                       AT_RECURSIVE);
     if (mnt < 0)
         return -errno;
-    int r = ro ? set_attr(mnt, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) : 0;
+    int r = ro ? set_attr(mnt, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 1) : 0;
     if (!r)
         r = init_attach(mnt, target);
     if (r < 0) {
@@ -85,28 +85,39 @@ static int bind_onto(int from, int target, int ro)
     return mnt;
 }
 
-/* Returns the mount's fd (attached) or -errno. */
-int init_empty_tmpfs_onto(int target)
+int init_new_fs(const char *type, const char *const *kv, unsigned attrs)
 {
-    int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+    int fs = fsopen(type, FSOPEN_CLOEXEC);
     if (fs < 0)
         return -errno;
     int r = 0;
-    if (fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0000", 0) < 0 ||
-        fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", "1", 0) < 0 ||
-        fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    for (size_t i = 0; kv[i] && !r; i += 2)
+        if (fsconfig(fs, kv[i + 1] ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, kv[i], kv[i + 1],
+                     0) < 0)
+            r = -errno;
+    if (!r && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
         r = -errno;
-    int mnt = r ? -1 : fsmount(fs, FSMOUNT_CLOEXEC,
-                               MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                   MOUNT_ATTR_NOEXEC);
+    int mnt = r ? -1 : fsmount(fs, FSMOUNT_CLOEXEC, attrs);
     if (!r && mnt < 0)
         r = -errno;
     close(fs);
-    if (!r)
-        r = init_attach(mnt, target);
-    if (r < 0 && mnt >= 0)
-        close(mnt);
     return r < 0 ? r : mnt;
+}
+
+int init_empty_tmpfs_onto(int target)
+{
+    static const char *const kv[] = {"mode", "0000", "nr_inodes", "1", NULL};
+    int mnt = init_new_fs("tmpfs", kv,
+                          MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                              MOUNT_ATTR_NOEXEC);
+    if (mnt < 0)
+        return mnt;
+    int r = init_attach(mnt, target);
+    if (r < 0) {
+        close(mnt);
+        return r;
+    }
+    return mnt;
 }
 
 /*
@@ -171,8 +182,7 @@ static int remount_ro(const char *path)
     int fd = init_open_nofollow(path);
     if (fd < 0)
         return fd;
-    struct mount_attr a = {.attr_set = MOUNT_ATTR_RDONLY};
-    int r = mount_setattr(fd, "", AT_EMPTY_PATH, &a, sizeof a) < 0 ? -errno : 0;
+    int r = set_attr(fd, MOUNT_ATTR_RDONLY, 0);
     close(fd);
     return r;
 }
