@@ -90,6 +90,9 @@ char *h_snapshot(const char *dir);
 
 /* Seconds of monotonic time. */
 double h_now(void);
+/* Number of host processes whose command line contains needle (-1: no
+ * /proc); the first max of their pids into out. */
+int h_find_procs(const char *needle, pid_t *out, int max);
 /* Number of host processes whose command line contains needle. */
 int h_count_procs(const char *needle);
 /* Waits until no host process matches needle, up to max_ms; returns the count left. */
