@@ -296,6 +296,14 @@ char *h_snapshot(const char *dir)
     return buf;
 }
 
+void h_assert_unchanged(const char *dir, const char *before)
+{
+    char *now = h_snapshot(dir);
+    ck_assert_msg(strcmp(now, before) == 0, "%s changed on the host:\nbefore:\n%s\nafter:\n%s",
+                  dir, before, now);
+    free(now);
+}
+
 int h_find_procs(const char *needle, pid_t *out, int max)
 {
     DIR *d = opendir("/proc");

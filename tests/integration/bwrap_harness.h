@@ -87,6 +87,8 @@ int h_exists(const char *path);
 
 /* A listing of every entry under dir: path, type, mode, size, content hash. */
 char *h_snapshot(const char *dir);
+/* Fails the test, showing both listings, unless dir's snapshot is before. */
+void h_assert_unchanged(const char *dir, const char *before);
 
 /* Seconds of monotonic time. */
 double h_now(void);
