@@ -58,7 +58,10 @@ struct egress_opts {
  * sockets late (bubblewrap: with READY) and would rather not build the
  * rules and the resolver then: prepare does everything but listen, listen
  * takes the fds as egress_pair_new does (same ownership rules; a failed
- * listen leaves the pair as prepared). Both on the base's thread.
+ * listen leaves the pair as prepared). prepare adds nothing to the base,
+ * so it (and egress_pair_free of a pair that never listened) may run on
+ * another thread while the base runs, as bwrap_start does on the
+ * launching thread; listen registers on the base: its thread only.
  */
 int egress_pair_prepare(struct event_base *base, const struct ccsb_spec *spec,
                         egress_violation_fn on_violation, void *ud,

@@ -10,7 +10,6 @@
  *   bench-detach [N]    (default 20; TMPDIR picks where the fake homes go)
  */
 #include <check.h>
-#include <dirent.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,34 +23,6 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
-}
-
-/* The host pid of the one process whose command line contains needle. */
-static pid_t find_proc(const char *needle)
-{
-    DIR *d = opendir("/proc");
-    pid_t found = -1;
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        char path[300], buf[512];
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
-        FILE *f = fopen(path, "re");
-        if (!f)
-            continue;
-        size_t n = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        for (size_t i = 0; i < n; i++)
-            if (!buf[i])
-                buf[i] = ' ';
-        buf[n] = '\0';
-        if (strstr(buf, needle))
-            found = atoi(e->d_name);
-    }
-    if (d)
-        closedir(d);
-    return found;
 }
 
 static int n = 20;
@@ -80,7 +51,7 @@ START_TEST(measure)
         pid_t pid = -1;
         for (int t = 0; t < 500 && pid < 0; t++) {
             h_pump(&h, 2);
-            pid = find_proc("sleep 1000.87");
+            h_find_procs("sleep 1000.87", &pid, 1);
         }
         int pfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
         ck_assert_msg(pfd >= 0, "cannot find the command's process");

@@ -296,7 +296,15 @@ char *h_snapshot(const char *dir)
     return buf;
 }
 
-int h_count_procs(const char *needle)
+void h_assert_unchanged(const char *dir, const char *before)
+{
+    char *now = h_snapshot(dir);
+    ck_assert_msg(strcmp(now, before) == 0, "%s changed on the host:\nbefore:\n%s\nafter:\n%s",
+                  dir, before, now);
+    free(now);
+}
+
+int h_find_procs(const char *needle, pid_t *out, int max)
 {
     DIR *d = opendir("/proc");
     if (!d)
@@ -319,11 +327,19 @@ int h_count_procs(const char *needle)
             if (buf[i] == '\0')
                 buf[i] = ' ';
         buf[r] = '\0';
-        if (strstr(buf, needle))
+        if (strstr(buf, needle)) {
+            if (n < max)
+                out[n] = atoi(e->d_name);
             n++;
+        }
     }
     closedir(d);
     return n;
+}
+
+int h_count_procs(const char *needle)
+{
+    return h_find_procs(needle, NULL, 0);
 }
 
 int h_wait_no_procs(const char *needle, int max_ms)

@@ -87,9 +87,14 @@ int h_exists(const char *path);
 
 /* A listing of every entry under dir: path, type, mode, size, content hash. */
 char *h_snapshot(const char *dir);
+/* Fails the test, showing both listings, unless dir's snapshot is before. */
+void h_assert_unchanged(const char *dir, const char *before);
 
 /* Seconds of monotonic time. */
 double h_now(void);
+/* Number of host processes whose command line contains needle (-1: no
+ * /proc); the first max of their pids into out. */
+int h_find_procs(const char *needle, pid_t *out, int max);
 /* Number of host processes whose command line contains needle. */
 int h_count_procs(const char *needle);
 /* Waits until no host process matches needle, up to max_ms; returns the count left. */

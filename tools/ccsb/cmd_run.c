@@ -382,6 +382,12 @@ out:
     if (raw)
         tcsetattr(0, TCSANOW, &saved);
     ccsb_exec_req_free(req);
+    /* The command has ended: what arrives on stdin now (a key typed at
+     * the terminal, the rest of a script's input) is for whoever reads it
+     * after us, not ours to take while the session winds down. */
+    if (d.in_ev)
+        event_del(d.in_ev);
+    d.in_open = 0;
     if (d.s) {
         /* The session ends itself after the command (end_session): its
          * last event (destroyed) comes within moments. */
