@@ -133,16 +133,9 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("bwrap-guard-guess");
-    TCase *tc = tcase_create("guess");
-    tcase_add_unchecked_fixture(tc, h_tmp_begin, h_tmp_end);
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 60);
+    TCase *tc = h_tcase("guess", 60, setup, teardown);
     tcase_add_test(tc, no_guard_no_globs_starts_over_and_runs);
     tcase_add_test(tc, no_guard_with_globs_is_refused_and_leaves_nothing);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return h_run_suite(s);
 }

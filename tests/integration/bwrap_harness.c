@@ -393,3 +393,21 @@ int h_children_named(const char *comm, int zombies, pid_t *out, int max)
     closedir(d);
     return n;
 }
+
+TCase *h_tcase(const char *name, int timeout, void (*setup)(void), void (*teardown)(void))
+{
+    TCase *tc = tcase_create(name);
+    tcase_set_timeout(tc, timeout);
+    tcase_add_unchecked_fixture(tc, h_tmp_begin, h_tmp_end);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    return tc;
+}
+
+int h_run_suite(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

@@ -77,6 +77,15 @@ char *h_tmpdir(const char *tag);
  */
 void h_tmp_begin(void);
 void h_tmp_end(void);
+
+/* The check runner's side, for every harness test program: a test case
+ * with the harness's fixtures (one temporary tree per run, setup and
+ * teardown around each test) and the given timeout in seconds; and the
+ * run of a whole suite, as main's exit status. */
+struct TCase;
+struct Suite;
+struct TCase *h_tcase(const char *name, int timeout, void (*setup)(void), void (*teardown)(void));
+int h_run_suite(struct Suite *s);
 /* rm -rf without following symlinks. */
 void h_rmtree(const char *dir);
 /* Writes a file (mode 0644). */

@@ -1115,10 +1115,7 @@ END_TEST
 static Suite *suite(void)
 {
     Suite *s = suite_create("bwrap_session");
-    TCase *tc = tcase_create("session");
-    tcase_set_timeout(tc, 60);
-    tcase_add_unchecked_fixture(tc, h_tmp_begin, h_tmp_end);
-    tcase_add_checked_fixture(tc, setup, teardown);
+    TCase *tc = h_tcase("session", 60, setup, teardown);
     tcase_add_test(tc, write_in_bound_dir);
     tcase_add_test(tc, etc_is_read_only);
     tcase_add_test(tc, review_mode_is_read_only);
@@ -1163,9 +1160,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return h_run_suite(suite());
 }

@@ -305,10 +305,7 @@ END_TEST
 static Suite *suite(void)
 {
     Suite *s = suite_create("redteam-detach");
-    TCase *tc = tcase_create("host-replaces");
-    tcase_set_timeout(tc, 120);
-    tcase_add_unchecked_fixture(tc, h_tmp_begin, h_tmp_end);
-    tcase_add_checked_fixture(tc, setup, teardown);
+    TCase *tc = h_tcase("host-replaces", 120, setup, teardown);
     tcase_add_test(tc, host_renames_over_masked_file);
     tcase_add_test(tc, host_recreates_masked_dir);
     tcase_add_test(tc, host_renames_over_protected_file);
@@ -319,9 +316,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return h_run_suite(suite());
 }
