@@ -29,23 +29,16 @@ static char *W, *H, *O; /* workspace, fake home, a directory outside every bind 
 static char *snap_w, *snap_h, *snap_o;
 static ccsb_spec *spec;
 
-static char *join(const char *a, const char *b)
-{
-    char *p = NULL;
-    ck_assert_int_ge(asprintf(&p, "%s/%s", a, b), 0);
-    return p;
-}
-
 static void put(const char *dir, const char *name, const char *content)
 {
-    char *p = join(dir, name);
+    char *p = h_join(dir, name);
     h_write(p, content);
     free(p);
 }
 
 static void mk(const char *dir, const char *name)
 {
-    char *p = join(dir, name);
+    char *p = h_join(dir, name);
     ck_assert_int_eq(mkdir(p, 0755), 0);
     free(p);
 }
@@ -171,8 +164,8 @@ END_TEST
 
 START_TEST(write_through_symlink_out_of_bind)
 {
-    char *planted = join(W, "planted");
-    char *target = join(O, "target");
+    char *planted = h_join(W, "planted");
+    char *target = h_join(O, "target");
     ck_assert_int_eq(symlink(target, planted), 0);
     snapshot();
     launch();
@@ -184,7 +177,7 @@ START_TEST(write_through_symlink_out_of_bind)
     free(c);
     ck_assert_ptr_nonnull(x);
     /* the links it made are plain files of the workspace; the targets are intact */
-    char *made = join(W, "made"), *pw = join(W, "pw");
+    char *made = h_join(W, "made"), *pw = h_join(W, "pw");
     unlink(made);
     unlink(pw);
     free(made);
@@ -213,7 +206,7 @@ START_TEST(protected_paths)
     put(W, "secret.txt", "keep me\n");
     mk(W, "conf");
     put(W, "conf/app.yml", "a: 1\n");
-    char *p1 = join(W, "secret.txt"), *p2 = join(W, "conf");
+    char *p1 = h_join(W, "secret.txt"), *p2 = h_join(W, "conf");
     ccsb_spec_add_protected_path(spec, p1);
     ccsb_spec_add_protected_path(spec, p2);
     snapshot();
@@ -259,7 +252,7 @@ START_TEST(rename_parent_of_protected)
     mk(W, "deep");
     mk(W, "deep/er");
     put(W, "deep/er/secret", "s\n");
-    char *prot = join(W, "deep/er/secret");
+    char *prot = h_join(W, "deep/er/secret");
     ccsb_spec_add_protected_path(spec, prot);
     snapshot();
     launch();
@@ -278,11 +271,11 @@ START_TEST(rename_parent_of_protected)
     /* git's own objects may change in a writable repo; only the protected parts must not */
     ccsb_session_destroy(h.s);
     h.s = NULL;
-    char *hook = join(W, ".git/hooks/pre-commit"), *c = h_read(hook);
+    char *hook = h_join(W, ".git/hooks/pre-commit"), *c = h_read(hook);
     ck_assert_str_eq(c, "#!/bin/sh\nexit 0\n");
     free(c);
     free(hook);
-    char *sec = join(W, "deep/er/secret");
+    char *sec = h_join(W, "deep/er/secret");
     c = h_read(sec);
     ck_assert_str_eq(c, "s\n");
     free(c);
@@ -494,12 +487,12 @@ START_TEST(nothing_left_after_host_sigkill)
     ck_assert_int_ge(h_count_procs("sleep 1000.75"), 2);
     /* The missing .bashrc in the workspace is held by the seccomp guard:
      * nothing is made on the host for it. */
-    char *ws_rc = join(W, ".bashrc");
+    char *ws_rc = h_join(W, ".bashrc");
     ck_assert_int_eq(h_exists(ws_rc), 0);
     free(ws_rc);
     /* A missing secret in the bound home still gets a placeholder (it is
      * masked, so a key the host writes there meanwhile stays hidden). */
-    char *rc = join(H, ".aws");
+    char *rc = h_join(H, ".aws");
     ck_assert_int_eq(h_exists(rc), 1); /* the placeholder mount point, while it runs */
     ck_assert_int_eq(kill(host, SIGKILL), 0);
     ck_assert_int_eq(waitpid(host, NULL, 0), host);

@@ -411,3 +411,19 @@ int h_run_suite(Suite *s)
     srunner_free(sr);
     return failed ? 1 : 0;
 }
+
+char *h_join(const char *a, const char *b)
+{
+    char *p = NULL;
+    ck_assert_int_ge(asprintf(&p, "%s/%s", a, b), 0);
+    return p;
+}
+
+void h_host_saves(const char *path, const char *text)
+{
+    char *tmp = NULL;
+    ck_assert_int_ge(asprintf(&tmp, "%s.lock", path), 0);
+    h_write(tmp, text);
+    ck_assert_int_eq(rename(tmp, path), 0);
+    free(tmp);
+}

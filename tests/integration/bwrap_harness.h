@@ -92,6 +92,11 @@ void h_rmtree(const char *dir);
 void h_write(const char *path, const char *content);
 /* Reads a whole small file into a malloc'd string, NULL when missing. */
 char *h_read(const char *path);
+/* "a/b", malloc'd (fails the test when out of memory). */
+char *h_join(const char *a, const char *b);
+/* The host saves path the way git, editors and credential helpers do: a
+ * new file (path.lock) renamed over the old one. */
+void h_host_saves(const char *path, const char *text);
 int h_exists(const char *path);
 
 /* A listing of every entry under dir: path, type, mode, size, content hash. */

@@ -32,13 +32,6 @@ static struct h h;
 static char *H; /* the fake home, bound read-write */
 static ccsb_spec *spec;
 
-static char *join(const char *a, const char *b)
-{
-    char *p = NULL;
-    ck_assert_int_ge(asprintf(&p, "%s/%s", a, b), 0);
-    return p;
-}
-
 static void setup(void)
 {
     h_init(&h);
@@ -66,17 +59,6 @@ static void launch(void)
     ck_assert_msg(r == 0, "launch: %s: %s", ccsb_strerror(r), h_errmsg(&h));
     struct h_exec *x = h_run(&h, "echo warm");
     ck_assert_int_eq(x->code, 0);
-}
-
-/* The host saves path the way git, editors and credential helpers do: a
- * new file (path.lock) renamed over the old one. */
-static void host_saves(const char *path, const char *text)
-{
-    char *tmp = NULL;
-    ck_assert_int_ge(asprintf(&tmp, "%s.lock", path), 0);
-    h_write(tmp, text);
-    ck_assert_int_eq(rename(tmp, path), 0);
-    free(tmp);
 }
 
 /* Pumps events until the session is in ERROR, for up to ms: 1 when it is. */
@@ -157,17 +139,17 @@ static void expect_stopped(uint64_t id, const char *go, const char *secret, cons
  */
 START_TEST(host_renames_over_masked_file)
 {
-    char *cred = join(H, ".git-credentials"), *go = join(H, "go");
+    char *cred = h_join(H, ".git-credentials"), *go = h_join(H, "go");
     h_write(cred, "https://u:OLD-TOKEN@example.com\n");
     char *before = h_snapshot(H);
     launch();
     char rd[1024];
     snprintf(rd, sizeof rd, "cat '%s' 2>&1", cred);
     uint64_t id = start_attacker(go, rd, "1000.81");
-    host_saves(cred, "https://u:NEW-TOKEN@example.com\n");
+    h_host_saves(cred, "https://u:NEW-TOKEN@example.com\n");
     expect_stopped(id, go, "NEW-TOKEN", "1000.81", cred);
     /* nothing of the launch is left: H is as the host left it */
-    host_saves(cred, "https://u:OLD-TOKEN@example.com\n");
+    h_host_saves(cred, "https://u:OLD-TOKEN@example.com\n");
     h_assert_unchanged(H, before);
     free(before);
     free(cred);
@@ -179,7 +161,7 @@ END_TEST
  * ssh-keygen): the tmpfs over it detaches with the old directory. */
 START_TEST(host_recreates_masked_dir)
 {
-    char *ssh = join(H, ".ssh"), *key = join(H, ".ssh/id_ed25519"), *go = join(H, "go");
+    char *ssh = h_join(H, ".ssh"), *key = h_join(H, ".ssh/id_ed25519"), *go = h_join(H, "go");
     ck_assert_int_eq(mkdir(ssh, 0700), 0);
     h_write(key, "OLD-KEY\n");
     char *before = h_snapshot(H);
@@ -221,11 +203,11 @@ static int plan_has_guard(void)
  */
 START_TEST(host_renames_over_protected_file)
 {
-    char *cfg = join(H, ".gitconfig");
+    char *cfg = h_join(H, ".gitconfig");
     h_write(cfg, "[user]\n\tname = host\n");
     int guard = plan_has_guard();
     launch();
-    host_saves(cfg, "[user]\n\tname = host2\n");
+    h_host_saves(cfg, "[user]\n\tname = host2\n");
     double end = h_now() + 5;
     while (!h_saw_violation(&h, "mount-detached", cfg) && h_now() < end)
         h_pump(&h, 10);
@@ -242,7 +224,7 @@ START_TEST(host_renames_over_protected_file)
     ck_assert_int_eq(x->code, 0);
     ck_assert_msg(strstr(x->out, "still") && strstr(x->out, "host2"), "%s%s", x->out, x->err);
     /* the host saves it again: nothing new to report, nothing stops */
-    host_saves(cfg, "[user]\n\tname = host3\n");
+    h_host_saves(cfg, "[user]\n\tname = host3\n");
     h_pump(&h, 200);
     x = h_run(&h, "echo again");
     ck_assert_int_eq(x->code, 0);
@@ -273,8 +255,8 @@ START_TEST(host_mount_elsewhere)
     ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
     ck_assert_int_eq(mount(H, H, NULL, MS_BIND, NULL), 0);
     ck_assert_int_eq(mount(NULL, H, NULL, MS_SHARED, NULL), 0);
-    char *cred = join(H, ".git-credentials"), *sub = join(H, "sub");
-    char *seen = join(H, "sub/seen");
+    char *cred = h_join(H, ".git-credentials"), *sub = h_join(H, "sub");
+    char *seen = h_join(H, "sub/seen");
     h_write(cred, "https://u:OLD-TOKEN@example.com\n");
     ck_assert_int_eq(mkdir(sub, 0755), 0);
     h_init(&h);

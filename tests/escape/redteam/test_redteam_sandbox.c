@@ -30,18 +30,11 @@ static char *H; /* the fake home, bound read-write */
 static char *snap_h;
 static ccsb_spec *spec;
 
-static char *join(const char *a, const char *b)
-{
-    char *p = NULL;
-    ck_assert_int_ge(asprintf(&p, "%s/%s", a, b), 0);
-    return p;
-}
-
 static void setup(void)
 {
     h_init(&h);
     H = h_tmpdir("rt-home");
-    char *ssh = join(H, ".ssh");
+    char *ssh = h_join(H, ".ssh");
     ck_assert_int_eq(mkdir(ssh, 0700), 0);
     free(ssh);
     setenv("HOME", H, 1);
@@ -133,8 +126,8 @@ START_TEST(read_secret_created_after_launch)
     struct h_exec *x = runf("echo warm");
     ck_assert_int_eq(x->code, 0);
 
-    char *aws = join(H, ".aws"), *cred = join(H, ".aws/credentials");
-    char *key = join(H, ".ssh/id_ed25519");
+    char *aws = h_join(H, ".aws"), *cred = h_join(H, ".aws/credentials");
+    char *key = h_join(H, ".ssh/id_ed25519");
     /* like `mkdir -p`: a fixed launch may hold a placeholder there */
     ck_assert_msg(mkdir(aws, 0700) == 0 || errno == EEXIST, "mkdir %s: %s", aws, strerror(errno));
     h_write(cred, "aws_secret_access_key = LATE-AWS-SECRET\n");
@@ -187,7 +180,7 @@ START_TEST(placeholder_removed_under_another_session)
     ck_assert_msg(strstr(x->out, "PLANTED") == NULL, "secret-set files were created: %s",
                   x->out);
     /* a secret the host writes now stays unreadable inside */
-    char *aws = join(H, ".aws"), *cred = join(H, ".aws/credentials");
+    char *aws = h_join(H, ".aws"), *cred = h_join(H, ".aws/credentials");
     ck_assert_msg(mkdir(aws, 0700) == 0 || errno == EEXIST, "mkdir %s: %s", aws, strerror(errno));
     h_write(cred, "aws_secret_access_key = LATE-AWS-SECRET\n");
     x = h_run(left, "cat ~/.aws/credentials 2>&1");
@@ -203,19 +196,6 @@ START_TEST(placeholder_removed_under_another_session)
 END_TEST
 
 /* ---- the host replaces a protected file while a session runs ---------------------- */
-
-/* The host saves path the way git, editors and credential helpers do: a
- * new file (path.lock) renamed over the old one. Renaming over a mount
- * point on the host detaches the mounts over it in every other namespace,
- * so the read-only bind over the old file is gone inside. */
-static void host_saves(const char *path, const char *text)
-{
-    char *tmp = NULL;
-    ck_assert_int_ge(asprintf(&tmp, "%s.lock", path), 0);
-    h_write(tmp, text);
-    ck_assert_int_eq(rename(tmp, path), 0);
-    free(tmp);
-}
 
 /* Every way a command can write an existing file by name, each printing
  * WROTE-<how> when it worked: the guard must refuse all of them once the
@@ -282,12 +262,12 @@ static void assert_not_written(const struct h_exec *x, const char *path, const c
 /* ~/.gitconfig, replaced on the host (git config --global, an editor). */
 START_TEST(host_renames_over_protected_file)
 {
-    char *cfg = join(H, ".gitconfig");
+    char *cfg = h_join(H, ".gitconfig");
     h_write(cfg, "[user]\n\tname = host\n");
     launch();
     struct h_exec *x = runf("echo warm");
     ck_assert_int_eq(x->code, 0);
-    host_saves(cfg, "[user]\n\tname = host2\n");
+    h_host_saves(cfg, "[user]\n\tname = host2\n");
     x = runf("cd %s; " WRITE_ROUTES(".gitconfig"), H);
     assert_not_written(x, cfg, "host2");
     /* the session goes on, and files next to it stay writable */
@@ -301,7 +281,7 @@ END_TEST
  * git remote add, git push -u all save it through config.lock). */
 START_TEST(host_git_rewrites_repo_config)
 {
-    char *cmd = NULL, *cfg = join(H, ".git/config");
+    char *cmd = NULL, *cfg = h_join(H, ".git/config");
     ck_assert_int_ge(asprintf(&cmd, "git init -q %s && git -C %s config user.name host", H, H),
                      0);
     ck_assert_int_eq(system(cmd), 0);
@@ -334,7 +314,7 @@ END_TEST
  */
 START_TEST(write_protected_file_through_hard_link)
 {
-    char *cfg = join(H, ".gitconfig"), *other = join(H, "stash");
+    char *cfg = h_join(H, ".gitconfig"), *other = h_join(H, "stash");
     h_write(cfg, "[user]\n\tname = host\n");
     ck_assert_int_eq(link(cfg, other), 0);
     launch();
@@ -365,7 +345,7 @@ END_TEST
  */
 START_TEST(hold_host_lock_file_across_rename)
 {
-    char *cfg = join(H, ".gitconfig"), *lock = join(H, ".gitconfig.lock");
+    char *cfg = h_join(H, ".gitconfig"), *lock = h_join(H, ".gitconfig.lock");
     h_write(cfg, "[user]\n\tname = host\n");
     launch();
     struct h_exec *x = runf("echo warm");
@@ -430,13 +410,13 @@ END_TEST
  */
 START_TEST(host_renames_over_masked_secret)
 {
-    char *cred = join(H, ".git-credentials");
+    char *cred = h_join(H, ".git-credentials");
     h_write(cred, "https://u:OLD-TOKEN@example.com\n");
     launch();
     struct h_exec *x = runf("cat ~/.git-credentials; echo warm");
     ck_assert_int_eq(x->code, 0);
     ck_assert_ptr_null(strstr(x->out, "OLD-TOKEN"));
-    host_saves(cred, "https://u:NEW-TOKEN@example.com\n");
+    h_host_saves(cred, "https://u:NEW-TOKEN@example.com\n");
     ccsb_exec_req *req;
     ck_assert_int_eq(ccsb_exec_req_new(&req), 0);
     const char *argv[] = {"sh", "-c", "cat ~/.git-credentials 2>&1"};
